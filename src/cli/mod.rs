@@ -1,0 +1,382 @@
+//! Command-line arguments, and their conversion from raw flags into validated workload settings.
+
+pub mod progress;
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+use std::time::Duration;
+use trackbench::audio::Format;
+use trackbench::io::{BackendKind, IoSettings};
+use trackbench::units::{parse_duration, parse_size};
+use trackbench::workloads::{
+    access::Access,
+    check_block, check_duration,
+    mix::Mix,
+    seek::Seek,
+    seq::{Seq, SeqMode},
+    sweep::{self, Sweep},
+    zones::Zones,
+};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "trackbench",
+    version,
+    about = "Storage benchmark for audio: how many tracks and voices a disk really streams",
+    long_about = "trackbench measures storage the way audio work needs it measured: tracks and voices, \
+with the megabytes, IOPS and latencies underneath.\n\nIt writes only inside PATH/trackbench-data (locked, \
+listed in a manifest, removed after the run unless --keep) and never writes to block devices or files it \
+did not create. Ctrl-C stops a run within a second and cleans up."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// The main job: the standard suite on PATH (default: the current directory), about a minute.
+    Run(RunArgs),
+    /// Sustained sequential write and read of one large file (hdparm -t, DskBench).
+    Seq(SeqArgs),
+    /// Random access time and seeks per second at queue depth 1 (seeker); read-only, devices allowed.
+    Seek(SeekArgs),
+    /// Same-sector, sequential and random reads at one transfer size (SCSIbench); read-only.
+    Access(AccessArgs),
+    /// DiskTest: 32K sequential read, 32K sequential write, 8K random 70% read.
+    Mix(MixArgs),
+    /// Transfer rate at evenly spaced points from start to end; read-only, devices allowed.
+    Zones(ZonesArgs),
+    /// N files read round robin at block sizes 4K..1M: MB/s, tracks and buffer RAM (DskBench, Echo).
+    Sweep(SweepArgs),
+    /// Remove trackbench's own data (PATH/trackbench-data) left by --keep or a killed run.
+    Clean(CleanArgs),
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum BackendArg {
+    /// pread/pwrite, one request at a time (queue depth 1)
+    Sync,
+    /// io_uring, up to --qd requests in flight
+    Uring,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct Common {
+    /// Audio format for test media and track counts: rate/depth/channels, e.g. 48k/24/mono, 44.1k/16/stereo, 96k/32f/8
+    #[arg(long, default_value = "48k/24/mono", value_name = "FORMAT")]
+    pub format: String,
+    /// Repeat each measurement N times and report median, min, max and spread
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub runs: u32,
+    /// I/O backend [default: sync at --qd 1, uring above]
+    #[arg(long, value_enum)]
+    pub backend: Option<BackendArg>,
+    /// Requests in flight (queue depth); above 1 needs io_uring
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub qd: u32,
+    /// Measure through the page cache on purpose (default: O_DIRECT)
+    #[arg(long)]
+    pub cached: bool,
+    /// Write the result document (JSON) to FILE ("-" for standard output, tables go to stderr)
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Keep the test files in PATH/trackbench-data for reuse by later runs
+    #[arg(long)]
+    pub keep: bool,
+    /// No progress bars
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// Directory to measure
+    #[arg(default_value = ".")]
+    pub path: PathBuf,
+    #[command(flatten)]
+    pub common: Common,
+}
+
+#[derive(Args, Debug)]
+pub struct SeqArgs {
+    /// Directory (read and write), or a file or block device (read only)
+    pub path: PathBuf,
+    /// Request size
+    #[arg(long, default_value = "1M")]
+    pub block: String,
+    /// Bytes to write and read; large enough to get past device caches
+    #[arg(long, default_value = "1G")]
+    pub size: String,
+    /// Directions to measure [default: both on a directory, read elsewhere]
+    #[arg(long, value_enum)]
+    pub mode: Option<ModeArg>,
+    #[command(flatten)]
+    pub common: Common,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ModeArg {
+    Read,
+    Write,
+    Both,
+}
+
+#[derive(Args, Debug)]
+pub struct SeekArgs {
+    /// Directory (a test file is laid out), file or block device (read-only)
+    pub path: PathBuf,
+    /// Read size: 4K, or 512 as seeker used
+    #[arg(long, default_value = "4K")]
+    pub block: String,
+    /// How long to measure
+    #[arg(long, default_value = "10s")]
+    pub duration: String,
+    /// Size of the test file on a directory
+    #[arg(long, default_value = "1G")]
+    pub size: String,
+    /// Spindle speed of a disk: shows the rotational share (30000/rpm ms) and the implied seek time
+    #[arg(long)]
+    pub rpm: Option<u32>,
+    #[command(flatten)]
+    pub common: Common,
+}
+
+#[derive(Args, Debug)]
+pub struct AccessArgs {
+    pub path: PathBuf,
+    /// Transfer size
+    #[arg(long, default_value = "64K")]
+    pub block: String,
+    /// Time for each of the three patterns
+    #[arg(long, default_value = "3s")]
+    pub duration: String,
+    /// Size of the test file on a directory
+    #[arg(long, default_value = "1G")]
+    pub size: String,
+    #[command(flatten)]
+    pub common: Common,
+}
+
+#[derive(Args, Debug)]
+pub struct MixArgs {
+    /// Directory to measure (mix writes)
+    pub path: PathBuf,
+    #[arg(long, default_value = "32K")]
+    pub seq_block: String,
+    #[arg(long, default_value = "8K")]
+    pub random_block: String,
+    /// Share of reads in the random phase, in percent
+    #[arg(long, default_value_t = 70)]
+    pub read_pct: u32,
+    /// Time for each phase
+    #[arg(long, default_value = "5s")]
+    pub duration: String,
+    /// Size of the test file
+    #[arg(long, default_value = "1G")]
+    pub size: String,
+    #[command(flatten)]
+    pub common: Common,
+}
+
+#[derive(Args, Debug)]
+pub struct ZonesArgs {
+    pub path: PathBuf,
+    /// Number of evenly spaced points
+    #[arg(long, default_value_t = 16)]
+    pub points: u32,
+    #[arg(long, default_value = "1M")]
+    pub block: String,
+    /// Most bytes read at each point
+    #[arg(long, default_value = "64M")]
+    pub per_point: String,
+    /// Most time spent at each point
+    #[arg(long, default_value = "1s")]
+    pub duration: String,
+    /// Size of the test file on a directory
+    #[arg(long, default_value = "1G")]
+    pub size: String,
+    #[command(flatten)]
+    pub common: Common,
+}
+
+#[derive(Args, Debug)]
+pub struct SweepArgs {
+    /// Directory to measure
+    pub path: PathBuf,
+    /// Number of files read round robin
+    #[arg(long, default_value_t = 8)]
+    pub files: u32,
+    /// Block sizes, comma separated
+    #[arg(
+        long,
+        default_value = "4K,8K,16K,32K,64K,128K,256K,512K,1M",
+        value_delimiter = ','
+    )]
+    pub blocks: Vec<String>,
+    /// Time at each block size
+    #[arg(long, default_value = "2s")]
+    pub duration: String,
+    /// Size of each file
+    #[arg(long, default_value = "128M")]
+    pub file_size: String,
+    /// Seconds of audio each track's buffer holds, for the RAM columns
+    #[arg(long, default_value = "2s")]
+    pub buffer: String,
+    #[command(flatten)]
+    pub common: Common,
+}
+
+#[derive(Args, Debug)]
+pub struct CleanArgs {
+    pub path: PathBuf,
+}
+
+/// Validated settings shared by all measuring commands.
+pub struct Settings {
+    pub format: Format,
+    pub io: IoSettings,
+    pub runs: u32,
+}
+
+impl Common {
+    pub fn settings(&self) -> Result<Settings> {
+        let format = Format::parse(&self.format)?;
+        let backend = match self.backend {
+            Some(BackendArg::Sync) => BackendKind::Sync,
+            Some(BackendArg::Uring) => BackendKind::Uring,
+            None if self.qd > 1 => BackendKind::Uring,
+            None => BackendKind::Sync,
+        };
+        let io = IoSettings {
+            backend,
+            queue_depth: self.qd,
+            cached: self.cached,
+        };
+        io.validate()?;
+        if self.runs == 0 || self.runs > 1000 {
+            bail!("invalid runs {}: 1 to 1000", self.runs);
+        }
+        Ok(Settings {
+            format,
+            io,
+            runs: self.runs,
+        })
+    }
+}
+
+const MIN_SIZE: u64 = 1 << 20;
+const MAX_SIZE: u64 = 1 << 44;
+
+fn size(what: &'static str, s: &str) -> Result<u64> {
+    let v = parse_size(what, s)?;
+    if !(MIN_SIZE..=MAX_SIZE).contains(&v) {
+        bail!("invalid {what} {s:?}: from 1M to 16T");
+    }
+    Ok(v)
+}
+
+fn block(what: &'static str, s: &str) -> Result<u32> {
+    Ok(check_block(what, parse_size(what, s)?)?)
+}
+
+fn duration(what: &'static str, s: &str) -> Result<Duration> {
+    Ok(check_duration(what, parse_duration(what, s)?)?)
+}
+
+impl SeqArgs {
+    pub fn workload(&self, kind: trackbench::target::TargetKind) -> Result<Seq> {
+        Ok(Seq {
+            block: block("block size", &self.block)?,
+            size: size("size", &self.size)?,
+            mode: match self.mode {
+                None => trackbench::workloads::seq::default_mode(kind),
+                Some(ModeArg::Read) => SeqMode::Read,
+                Some(ModeArg::Write) => SeqMode::Write,
+                Some(ModeArg::Both) => SeqMode::Both,
+            },
+        })
+    }
+}
+
+impl SeekArgs {
+    pub fn workload(&self) -> Result<Seek> {
+        if let Some(rpm) = self.rpm {
+            if !(1000..=30_000).contains(&rpm) {
+                bail!(
+                    "invalid rpm {rpm}: a spindle speed from 1000 to 30000 (e.g. 5400, 7200, 10000, 15000)"
+                );
+            }
+        }
+        Ok(Seek {
+            block: block("block size", &self.block)?,
+            duration: duration("duration", &self.duration)?,
+            size: size("size", &self.size)?,
+            rpm: self.rpm,
+        })
+    }
+}
+
+impl AccessArgs {
+    pub fn workload(&self) -> Result<Access> {
+        Ok(Access {
+            block: block("block size", &self.block)?,
+            duration: duration("duration", &self.duration)?,
+            size: size("size", &self.size)?,
+        })
+    }
+}
+
+impl MixArgs {
+    pub fn workload(&self) -> Result<Mix> {
+        if self.read_pct > 100 {
+            bail!("invalid read share {}%: 0 to 100", self.read_pct);
+        }
+        Ok(Mix {
+            seq_block: block("sequential block size", &self.seq_block)?,
+            random_block: block("random block size", &self.random_block)?,
+            read_pct: self.read_pct,
+            duration: duration("duration", &self.duration)?,
+            size: size("size", &self.size)?,
+        })
+    }
+}
+
+impl ZonesArgs {
+    pub fn workload(&self) -> Result<Zones> {
+        if !(2..=1000).contains(&self.points) {
+            bail!("invalid points {}: 2 to 1000", self.points);
+        }
+        Ok(Zones {
+            points: self.points,
+            block: block("block size", &self.block)?,
+            bytes_per_point: size("bytes per point", &self.per_point)?,
+            duration: duration("duration", &self.duration)?,
+            size: size("size", &self.size)?,
+        })
+    }
+}
+
+impl SweepArgs {
+    pub fn workload(&self) -> Result<Sweep> {
+        if !(1..=10_000).contains(&self.files) {
+            bail!("invalid files {}: 1 to 10000", self.files);
+        }
+        let mut blocks = Vec::new();
+        for b in &self.blocks {
+            blocks.push(block("block size", b).with_context(|| "in --blocks".to_string())?);
+        }
+        if blocks.is_empty() {
+            blocks = sweep::DEFAULT_BLOCKS.to_vec();
+        }
+        let buffer = duration("buffer", &self.buffer)?;
+        Ok(Sweep {
+            files: self.files,
+            blocks,
+            duration: duration("duration", &self.duration)?,
+            file_size: size("file size", &self.file_size)?,
+            buffer,
+        })
+    }
+}

@@ -1,0 +1,171 @@
+//! Verifiable test content: every 4 KiB block carries a tag (file, offset) and deterministic noise,
+//! so reads can be checked and compression or deduplication cannot flatter a result.
+
+use rand::{RngCore, SeedableRng, rngs::SmallRng};
+use std::sync::OnceLock;
+
+/// The unit that carries one tag.
+pub const BLOCK: usize = 4096;
+const TAG_LEN: usize = 16;
+const MAGIC: [u8; 4] = *b"TBk1";
+/// Noise repeats every this many blocks of a file; the tag still makes every block unique.
+const POOL_BLOCKS: u64 = 256;
+const POOL_BYTES: u64 = POOL_BLOCKS * BLOCK as u64;
+
+fn pool() -> &'static [u8] {
+    static POOL: OnceLock<Vec<u8>> = OnceLock::new();
+    POOL.get_or_init(|| {
+        let mut v = vec![0u8; POOL_BYTES as usize];
+        SmallRng::seed_from_u64(0x7472_6163_6b62_656e).fill_bytes(&mut v);
+        v
+    })
+}
+
+/// What a buffer's noise was last filled for, so a refill of the same phase only restamps tags.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct FillState {
+    phase_len: Option<(u64, usize)>,
+}
+
+/// Fills `buf` with the content that belongs at `offset` of file `file_id`.
+/// `offset` and `buf.len()` must be multiples of `BLOCK`.
+pub fn fill(buf: &mut [u8], file_id: u32, offset: u64, state: &mut FillState) {
+    assert!(
+        offset % BLOCK as u64 == 0 && buf.len() % BLOCK == 0,
+        "content fill must be block aligned: offset {offset}, len {}",
+        buf.len()
+    );
+    let key = (offset % POOL_BYTES, buf.len());
+    if state.phase_len != Some(key) {
+        let pool = pool();
+        for (i, block) in buf.chunks_exact_mut(BLOCK).enumerate() {
+            let p = ((offset / BLOCK as u64 + i as u64) % POOL_BLOCKS) as usize * BLOCK;
+            block[TAG_LEN..].copy_from_slice(&pool[p + TAG_LEN..p + BLOCK]);
+        }
+        state.phase_len = Some(key);
+    }
+    for (i, block) in buf.chunks_exact_mut(BLOCK).enumerate() {
+        write_tag(block, file_id, offset + (i * BLOCK) as u64);
+    }
+}
+
+fn write_tag(block: &mut [u8], file_id: u32, offset: u64) {
+    block[0..4].copy_from_slice(&MAGIC);
+    block[4..8].copy_from_slice(&file_id.to_le_bytes());
+    block[8..16].copy_from_slice(&offset.to_le_bytes());
+}
+
+/// A block whose content is not what trackbench wrote there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mismatch {
+    pub offset: u64,
+    pub detail: String,
+}
+
+/// Checks the tags of every block that starts inside `buf`, which was read from `offset` of file
+/// `file_id`. With `noise`, the noise of each whole block is compared too.
+pub fn verify(buf: &[u8], file_id: u32, offset: u64, noise: bool) -> Result<(), Mismatch> {
+    let first = offset.div_ceil(BLOCK as u64) * BLOCK as u64;
+    let end = offset + buf.len() as u64;
+    let mut at = first;
+    while at + TAG_LEN as u64 <= end {
+        let i = (at - offset) as usize;
+        let block = &buf[i..buf.len().min(i + BLOCK)];
+        let tag = &block[..TAG_LEN];
+        if tag[0..4] != MAGIC {
+            return Err(Mismatch {
+                offset: at,
+                detail: "no trackbench tag (the data is not what was written)".to_string(),
+            });
+        }
+        let f = u32::from_le_bytes([tag[4], tag[5], tag[6], tag[7]]);
+        let mut o = [0u8; 8];
+        o.copy_from_slice(&tag[8..16]);
+        let o = u64::from_le_bytes(o);
+        if f != file_id || o != at {
+            return Err(Mismatch {
+                offset: at,
+                detail: format!(
+                    "tag says file {f} offset {o}, expected file {file_id} offset {at} (misplaced data)"
+                ),
+            });
+        }
+        if noise && block.len() == BLOCK {
+            let p = ((at / BLOCK as u64) % POOL_BLOCKS) as usize * BLOCK;
+            if block[TAG_LEN..] != pool()[p + TAG_LEN..p + BLOCK] {
+                return Err(Mismatch {
+                    offset: at,
+                    detail: "tag is right but the noise differs (corrupted data)".to_string(),
+                });
+            }
+        }
+        at += BLOCK as u64;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_and_misplacement() {
+        let mut st = FillState::default();
+        let mut buf = vec![0u8; 4 * BLOCK];
+        fill(&mut buf, 7, 8192, &mut st);
+        verify(&buf, 7, 8192, true).unwrap();
+        let e = verify(&buf, 7, 12288, false).unwrap_err();
+        assert_eq!(e.offset, 12288);
+        assert!(verify(&buf, 8, 8192, false).is_err());
+        // A sub-block read (512 B) checks only the tags it contains.
+        verify(&buf[512..1024], 7, 8192 + 512, false).unwrap();
+        verify(&buf[BLOCK..BLOCK + 512], 7, 8192 + BLOCK as u64, false).unwrap();
+    }
+
+    #[test]
+    fn refill_same_phase_restamps_tags_only_but_is_identical() {
+        let mut st = FillState::default();
+        let mut a = vec![0u8; 2 * BLOCK];
+        fill(&mut a, 1, 0, &mut st);
+        fill(&mut a, 1, POOL_BYTES, &mut st); // same phase: only tags change
+        let mut fresh = vec![0u8; 2 * BLOCK];
+        fill(&mut fresh, 1, POOL_BYTES, &mut FillState::default());
+        assert_eq!(a, fresh);
+        fill(&mut a, 1, BLOCK as u64, &mut st); // another phase: full copy
+        let mut fresh = vec![0u8; 2 * BLOCK];
+        fill(&mut fresh, 1, BLOCK as u64, &mut FillState::default());
+        assert_eq!(a, fresh);
+    }
+
+    #[test]
+    fn detects_corruption_and_foreign_data() {
+        let mut buf = vec![0u8; BLOCK];
+        fill(&mut buf, 3, 0, &mut FillState::default());
+        buf[100] ^= 1;
+        assert!(verify(&buf, 3, 0, false).is_ok());
+        assert!(
+            verify(&buf, 3, 0, true)
+                .unwrap_err()
+                .detail
+                .contains("noise")
+        );
+        let zeros = vec![0u8; BLOCK];
+        assert!(
+            verify(&zeros, 3, 0, false)
+                .unwrap_err()
+                .detail
+                .contains("no trackbench tag")
+        );
+    }
+
+    #[test]
+    fn blocks_are_unique_and_noisy() {
+        let mut buf = vec![0u8; 512 * BLOCK];
+        fill(&mut buf, 1, 0, &mut FillState::default());
+        let a = &buf[..BLOCK];
+        let b = &buf[256 * BLOCK..257 * BLOCK];
+        assert_ne!(a, b, "blocks with the same noise phase still differ by tag");
+        let zeros = buf.iter().filter(|&&x| x == 0).count();
+        assert!(zeros < buf.len() / 100, "noise, not silence");
+    }
+}

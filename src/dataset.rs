@@ -1,0 +1,260 @@
+//! Test media: real WAV files whose audio data is tagged, deterministic noise; laid out with
+//! progress, listed in the data directory's manifest, and reused when a matching set is present.
+//! Also the read-only view of an existing file or device as a span to measure.
+
+use crate::audio::{self, DATA_OFFSET, Format};
+use crate::control::Control;
+use crate::datadir::DataDir;
+use crate::error::{Error, Result};
+use crate::io::driver::{DriveFile, DriveStats, Limits, drive};
+use crate::io::{self, AlignedBuf, IoSettings, OpKind, OpenMode};
+use crate::workloads::patterns::Sequential;
+use std::fs::File;
+use std::io::{Seek, SeekFrom};
+use std::os::unix::fs::FileExt;
+use std::path::PathBuf;
+
+/// A byte range of one open file that a workload measures.
+#[derive(Debug)]
+pub struct Span {
+    pub path: PathBuf,
+    pub file: File,
+    /// First and one-past-last byte of the measured region (4 KiB aligned).
+    pub start: u64,
+    pub end: u64,
+    /// The tag id of trackbench's own media; `None` for a user's file or a device.
+    pub content_id: Option<u32>,
+    /// Figures measured on this span went through the page cache.
+    pub cached: bool,
+    /// O_DIRECT was wanted and refused by the filesystem.
+    pub direct_refused: bool,
+}
+
+impl Span {
+    pub fn len(&self) -> u64 {
+        self.end - self.start
+    }
+    pub fn is_empty(&self) -> bool {
+        self.end == self.start
+    }
+    pub fn drive_file(&self) -> DriveFile {
+        DriveFile {
+            path: self.path.clone(),
+            content_id: self.content_id,
+        }
+    }
+}
+
+/// Opens an existing file or block device read-only and measures all of it (rounded down to
+/// whole 4 KiB blocks).
+pub fn existing_span(path: &std::path::Path, cached: bool) -> Result<Span> {
+    let o = io::open(path, OpenMode::ReadOnly, cached)?;
+    let mut f = o.file;
+    let size = f
+        .seek(SeekFrom::End(0))
+        .map_err(|e| Error::io(format!("cannot find the size of {}", path.display()), e))?;
+    Ok(Span {
+        path: path.to_path_buf(),
+        file: f,
+        start: 0,
+        end: size / 4096 * 4096,
+        content_id: None,
+        cached: o.cached,
+        direct_refused: o.direct_refused,
+    })
+}
+
+/// Writes one new WAV file of `format` with about `data_len` bytes of tagged audio, in requests of
+/// `block` bytes issued as `io` says, and returns it open for reading and writing with what the
+/// writing measured. With `cached`, the final fsync is part of the measured time.
+#[allow(clippy::too_many_arguments)]
+pub fn write_wav(
+    dd: &mut DataDir,
+    name: &str,
+    key: &str,
+    format: &Format,
+    data_len: u64,
+    block: u32,
+    io_settings: &IoSettings,
+    label: &str,
+    ctl: &Control<'_>,
+) -> Result<(Span, DriveStats)> {
+    let data_len = audio::data_len_for(format, data_len);
+    if data_len == 0 {
+        return Err(Error::invalid(
+            "size",
+            data_len,
+            "at least a few blocks of audio (e.g. 1M)",
+        ));
+    }
+    let file_len = DATA_OFFSET + data_len;
+    dd.ensure_space(file_len)?;
+    let (path, id) = dd.register(name, key, file_len)?;
+    let o = io::open(&path, OpenMode::Create, io_settings.cached)?;
+    let mut header = AlignedBuf::new(DATA_OFFSET as usize);
+    header.copy_from_slice(&audio::wav_header(format, data_len));
+    o.file
+        .write_all_at(&header, 0)
+        .map_err(|e| Error::io(format!("cannot write the header of {}", path.display()), e))?;
+    let span = Span {
+        path: path.clone(),
+        file: o.file,
+        start: DATA_OFFSET,
+        end: file_len,
+        content_id: Some(id),
+        cached: o.cached,
+        direct_refused: o.direct_refused,
+    };
+    let mut stats = {
+        let mut backend = io_settings.build(&[&span.file], block as usize)?;
+        let mut pattern = Sequential::new(OpKind::Write, 0, span.start, span.end, block, false);
+        drive(
+            backend.as_mut(),
+            &[span.drive_file()],
+            &mut pattern,
+            Limits::default(),
+            label,
+            ctl,
+        )?
+    };
+    if stats.interrupted {
+        return Err(Error::Interrupted);
+    }
+    let t = std::time::Instant::now();
+    let cpu0 = crate::stats::thread_cpu_s();
+    span.file
+        .sync_all()
+        .map_err(|e| Error::io(format!("cannot flush {}", path.display()), e))?;
+    if span.cached {
+        stats.elapsed += t.elapsed();
+        stats.cpu_s += crate::stats::thread_cpu_s() - cpu0;
+    }
+    dd.mark_complete(name)?;
+    Ok((span, stats))
+}
+
+/// Makes sure `count` WAV files of `format` with `data_len` bytes of audio each exist under the
+/// data directory, reusing a complete matching set from an earlier `--keep` run, and opens them for
+/// reading. Returns the spans and whether they were reused.
+pub fn ensure_wavs(
+    dd: &mut DataDir,
+    prefix: &str,
+    count: usize,
+    format: &Format,
+    data_len: u64,
+    cached: bool,
+    ctl: &Control<'_>,
+) -> Result<(Vec<Span>, bool)> {
+    let data_len = audio::data_len_for(format, data_len);
+    let key = |i: usize| format!("{prefix}:{i}/{count}:{data_len}:{format}");
+    let name = |i: usize| format!("{prefix}-{i:04}.wav");
+    let reusable = (0..count).all(|i| dd.find(&key(i)).is_some_and(|e| e.name == name(i)));
+    let mut spans = Vec::with_capacity(count);
+    if reusable {
+        for i in 0..count {
+            let e = dd.find(&key(i)).expect("checked above").clone();
+            let path = dd.root().join(&e.name);
+            let o = io::open(&path, OpenMode::ReadWrite, cached)?;
+            spans.push(Span {
+                path,
+                file: o.file,
+                start: DATA_OFFSET,
+                end: e.size_bytes,
+                content_id: Some(e.content_id),
+                cached: o.cached,
+                direct_refused: o.direct_refused,
+            });
+        }
+        return Ok((spans, true));
+    }
+    dd.ensure_space(count as u64 * (data_len + DATA_OFFSET))?;
+    // Laying out always goes sync, 1 MiB at a time, direct unless the filesystem refuses it.
+    let layout_io = IoSettings {
+        cached,
+        ..IoSettings::default()
+    };
+    for i in 0..count {
+        let label = format!("laying out {} ({}/{count})", name(i), i + 1);
+        let (span, _) = write_wav(
+            dd,
+            &name(i),
+            &key(i),
+            format,
+            data_len,
+            1 << 20,
+            &layout_io,
+            &label,
+            ctl,
+        )?;
+        spans.push(span);
+    }
+    Ok((spans, false))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::control::NoProgress;
+    use std::sync::atomic::AtomicBool;
+
+    #[test]
+    fn wav_files_are_readable_by_an_audio_library_and_reused() {
+        let t = tempfile::tempdir().unwrap();
+        let cancel = AtomicBool::new(false);
+        let ctl = Control {
+            cancel: &cancel,
+            progress: &NoProgress,
+        };
+        let mut dd = DataDir::open(t.path(), true).unwrap();
+        let fmt = Format::parse("44.1k/16/stereo").unwrap();
+        let (spans, reused) = ensure_wavs(&mut dd, "set", 2, &fmt, 300_000, false, &ctl).unwrap();
+        assert!(!reused);
+        assert_eq!(spans.len(), 2);
+        let r = hound::WavReader::open(&spans[0].path).unwrap();
+        let spec = r.spec();
+        assert_eq!(
+            (spec.sample_rate, spec.channels, spec.bits_per_sample),
+            (44_100, 2, 16)
+        );
+        assert_eq!(u64::from(r.len()) * 2, spans[0].len());
+        // The data is noise, not silence.
+        let samples: Vec<i16> = r
+            .into_samples::<i16>()
+            .take(1000)
+            .map(|s| s.unwrap())
+            .collect();
+        assert!(samples.iter().filter(|&&s| s != 0).count() > 900);
+        drop(spans);
+        dd.close().unwrap();
+
+        let mut dd = DataDir::open(t.path(), false).unwrap();
+        let (spans, reused) = ensure_wavs(&mut dd, "set", 2, &fmt, 300_000, false, &ctl).unwrap();
+        assert!(reused);
+        let mut buf = vec![0u8; 8192];
+        spans[1].file.read_exact_at(&mut buf, DATA_OFFSET).ok();
+        drop(spans);
+        dd.close().unwrap();
+        assert!(!t.path().join(crate::datadir::DIR_NAME).exists());
+    }
+
+    #[test]
+    fn float_and_multichannel_headers_are_readable() {
+        let t = tempfile::tempdir().unwrap();
+        let cancel = AtomicBool::new(false);
+        let ctl = Control {
+            cancel: &cancel,
+            progress: &NoProgress,
+        };
+        let mut dd = DataDir::open(t.path(), false).unwrap();
+        for (i, f) in ["48k/32f/mono", "96k/24/6"].iter().enumerate() {
+            let fmt = Format::parse(f).unwrap();
+            let (spans, _) =
+                ensure_wavs(&mut dd, &format!("f{i}"), 1, &fmt, 200_000, false, &ctl).unwrap();
+            let r = hound::WavReader::open(&spans[0].path).unwrap();
+            assert_eq!(u32::from(r.spec().channels), u32::from(fmt.channels));
+            assert_eq!(r.spec().sample_rate, fmt.rate_hz);
+            assert_eq!(u64::from(r.len()) * u64::from(fmt.bits / 8), spans[0].len());
+        }
+        dd.close().unwrap();
+    }
+}

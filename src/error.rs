@@ -1,0 +1,104 @@
+//! The library's typed errors: every variant names the bad value and, where it helps, what would be valid.
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong while measuring.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A setting that cannot be used: names the flag, the value and what is accepted.
+    #[error("invalid {what} {value:?}: {expected}")]
+    Invalid {
+        what: &'static str,
+        value: String,
+        expected: String,
+    },
+    #[error("{path}: no such file, directory or device")]
+    NotFound { path: PathBuf },
+    #[error("{path}: {reason}")]
+    BadTarget { path: PathBuf, reason: String },
+    #[error(
+        "{path} is a {kind}: trackbench never writes to it; {what} needs a directory on a filesystem (read-only tests such as seek, zones, access and seq --mode read work here)"
+    )]
+    WriteRefused {
+        path: PathBuf,
+        kind: &'static str,
+        what: String,
+    },
+    #[error("{path} is read-only: trackbench needs to write its test files there ({source})")]
+    ReadOnly {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error(
+        "{path} is in use by another trackbench run (pid {pid}); wait for it to finish or stop it"
+    )]
+    Locked { path: PathBuf, pid: String },
+    #[error(
+        "not enough free space on {path}: {needed} bytes needed (with a margin), {free} bytes free; use a smaller --size or another target"
+    )]
+    NoSpace {
+        path: PathBuf,
+        needed: u64,
+        free: u64,
+    },
+    #[error("{path} is too small for this test: {size} bytes, at least {needed} needed")]
+    TooSmall {
+        path: PathBuf,
+        size: u64,
+        needed: u64,
+    },
+    #[error("content check failed in {path} at byte {offset}: {detail}")]
+    Verify {
+        path: PathBuf,
+        offset: u64,
+        detail: String,
+    },
+    #[error("{op} of {len} bytes at offset {offset} in {path} returned {got} bytes")]
+    ShortIo {
+        op: &'static str,
+        path: PathBuf,
+        offset: u64,
+        len: u64,
+        got: u64,
+    },
+    #[error("{context}: {source}")]
+    Io {
+        context: String,
+        source: std::io::Error,
+    },
+    #[error("the run was interrupted")]
+    Interrupted,
+}
+
+impl Error {
+    /// An I/O error with a sentence saying what was being done.
+    pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
+        Error::Io {
+            context: context.into(),
+            source,
+        }
+    }
+
+    /// A bad setting.
+    pub fn invalid(what: &'static str, value: impl ToString, expected: impl Into<String>) -> Self {
+        Error::Invalid {
+            what,
+            value: value.to_string(),
+            expected: expected.into(),
+        }
+    }
+
+    /// True when the error means the filesystem ran out of space (ENOSPC / EDQUOT).
+    pub fn is_no_space(&self) -> bool {
+        match self {
+            Error::NoSpace { .. } => true,
+            Error::Io { source, .. } => matches!(
+                source.raw_os_error(),
+                Some(libc::ENOSPC) | Some(libc::EDQUOT)
+            ),
+            _ => false,
+        }
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,76 @@
+//! Page-aligned heap buffers, as O_DIRECT and registered io_uring buffers need.
+
+use std::alloc::{Layout, alloc_zeroed, dealloc, handle_alloc_error};
+use std::ops::{Deref, DerefMut};
+use std::ptr::NonNull;
+
+/// Alignment of every buffer: a page, which satisfies any logical block size up to 4 KiB.
+pub const ALIGN: usize = 4096;
+
+/// A zeroed, `ALIGN`-aligned buffer of a fixed length.
+pub struct AlignedBuf {
+    ptr: NonNull<u8>,
+    len: usize,
+}
+
+// The buffer owns its memory exclusively; moving it between threads is sound.
+unsafe impl Send for AlignedBuf {}
+unsafe impl Sync for AlignedBuf {}
+
+impl AlignedBuf {
+    /// Allocates `len` bytes (rounded up to a whole page, and at least one page).
+    pub fn new(len: usize) -> AlignedBuf {
+        let cap = len.max(1).div_ceil(ALIGN) * ALIGN;
+        let layout = Layout::from_size_align(cap, ALIGN).expect("page-aligned layout");
+        // SAFETY: layout has non-zero size.
+        let p = unsafe { alloc_zeroed(layout) };
+        let ptr = NonNull::new(p).unwrap_or_else(|| handle_alloc_error(layout));
+        AlignedBuf { ptr, len }
+    }
+
+    pub fn as_mut_ptr(&mut self) -> *mut u8 {
+        self.ptr.as_ptr()
+    }
+
+    fn layout(&self) -> Layout {
+        Layout::from_size_align(self.len.max(1).div_ceil(ALIGN) * ALIGN, ALIGN)
+            .expect("page-aligned layout")
+    }
+}
+
+impl Deref for AlignedBuf {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        // SAFETY: ptr is valid for len bytes for the life of self.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl DerefMut for AlignedBuf {
+    fn deref_mut(&mut self) -> &mut [u8] {
+        // SAFETY: ptr is valid for len bytes and uniquely borrowed.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl Drop for AlignedBuf {
+    fn drop(&mut self) {
+        // SAFETY: allocated in new() with the same layout.
+        unsafe { dealloc(self.ptr.as_ptr(), self.layout()) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn aligned_and_zeroed() {
+        for len in [1, 512, 4096, 65536 + 7] {
+            let b = AlignedBuf::new(len);
+            assert_eq!(b.as_ptr() as usize % ALIGN, 0);
+            assert_eq!(b.len(), len);
+            assert!(b.iter().all(|&x| x == 0));
+        }
+    }
+}

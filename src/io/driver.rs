@@ -1,0 +1,392 @@
+//! The measuring loop shared by the classic workloads: it pulls requests from a pattern, keeps up
+//! to the backend's queue depth in flight, fills writes with tagged content, checks the tags of
+//! what it reads, and records bytes, requests, latencies and CPU time.
+
+use super::{IoBackend, Op, OpKind, completion_bytes};
+use crate::content::{self, FillState};
+use crate::control::{Control, ProgressUnit};
+use crate::error::{Error, Result};
+use crate::stats::{LatencyHist, thread_cpu_s};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// One request a pattern asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OpSpec {
+    pub kind: OpKind,
+    pub file: u32,
+    pub offset: u64,
+    pub len: u32,
+}
+
+/// A source of requests (sequential, random, round robin …). `None` ends the run.
+pub trait Pattern {
+    fn next_op(&mut self) -> Option<OpSpec>;
+}
+
+/// A file the driver works on: where it is (for messages) and, for trackbench's own media, the
+/// content id its tags carry.
+#[derive(Debug, Clone)]
+pub struct DriveFile {
+    pub path: PathBuf,
+    pub content_id: Option<u32>,
+}
+
+/// When to stop, besides the pattern running out or a cancel.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Limits {
+    pub duration: Option<Duration>,
+    pub bytes: Option<u64>,
+}
+
+/// Totals of one direction.
+#[derive(Clone, Default)]
+pub struct DirStats {
+    pub ops: u64,
+    pub bytes: u64,
+    pub latency: LatencyHist,
+}
+
+/// What one drive measured.
+#[derive(Clone)]
+pub struct DriveStats {
+    pub read: DirStats,
+    pub write: DirStats,
+    pub elapsed: Duration,
+    /// CPU time of the issuing thread (user + system).
+    pub cpu_s: f64,
+    pub interrupted: bool,
+}
+
+impl DriveStats {
+    pub fn bytes(&self) -> u64 {
+        self.read.bytes + self.write.bytes
+    }
+    pub fn ops(&self) -> u64 {
+        self.read.ops + self.write.ops
+    }
+    /// CPU time as a percentage of one core over the run.
+    pub fn cpu_pct(&self) -> f64 {
+        let s = self.elapsed.as_secs_f64();
+        if s > 0.0 { 100.0 * self.cpu_s / s } else { 0.0 }
+    }
+    /// CPU seconds per gigabyte (1e9 bytes) moved.
+    pub fn cpu_s_per_gb(&self) -> f64 {
+        let gb = self.bytes() as f64 / 1e9;
+        if gb > 0.0 { self.cpu_s / gb } else { 0.0 }
+    }
+}
+
+const PROGRESS_EVERY: Duration = Duration::from_millis(50);
+
+/// Runs `pattern` on `backend` until it ends, a limit is reached, or the run is cancelled.
+pub fn drive(
+    backend: &mut dyn IoBackend,
+    files: &[DriveFile],
+    pattern: &mut dyn Pattern,
+    limits: Limits,
+    label: &str,
+    ctl: &Control<'_>,
+) -> Result<DriveStats> {
+    let qd = backend.queue_depth();
+    let mut free: Vec<u32> = (0..qd as u32).rev().collect();
+    let mut pending: Vec<Option<(OpSpec, Instant)>> = vec![None; qd];
+    let mut fill_state = vec![FillState::default(); qd];
+    let mut done = Vec::with_capacity(qd);
+    let mut read = DirStats::default();
+    let mut write = DirStats::default();
+    let (total, unit) = match (limits.bytes, limits.duration) {
+        (Some(b), _) => (b, ProgressUnit::Bytes),
+        (None, Some(d)) => (d.as_millis() as u64, ProgressUnit::Millis),
+        (None, None) => (0, ProgressUnit::Bytes),
+    };
+    ctl.progress.begin(label, total, unit);
+    let cpu0 = thread_cpu_s();
+    let start = Instant::now();
+    let deadline = limits.duration.map(|d| start + d);
+    let mut last_progress = start;
+    let mut issued_bytes = 0u64;
+    let mut in_flight = 0usize;
+    let mut stopping = false;
+    let mut interrupted = false;
+    let mut last_completion = start;
+
+    loop {
+        while !stopping && in_flight < qd {
+            if ctl.cancelled() {
+                interrupted = true;
+                stopping = true;
+                break;
+            }
+            if limits.bytes.is_some_and(|b| issued_bytes >= b) {
+                stopping = true;
+                break;
+            }
+            let now = Instant::now();
+            if deadline.is_some_and(|d| now >= d) {
+                stopping = true;
+                break;
+            }
+            let Some(spec) = pattern.next_op() else {
+                stopping = true;
+                break;
+            };
+            let Some(slot) = free.pop() else {
+                unreachable!("in_flight < qd leaves a free slot")
+            };
+            if spec.kind == OpKind::Write {
+                let id =
+                    files[spec.file as usize]
+                        .content_id
+                        .ok_or_else(|| Error::WriteRefused {
+                            path: files[spec.file as usize].path.clone(),
+                            kind: "file trackbench did not create",
+                            what: label.to_string(),
+                        })?;
+                let buf = &mut backend.slot_mut(slot)[..spec.len as usize];
+                content::fill(buf, id, spec.offset, &mut fill_state[slot as usize]);
+            }
+            let t = Instant::now();
+            backend.submit(Op {
+                kind: spec.kind,
+                file: spec.file,
+                offset: spec.offset,
+                len: spec.len,
+                slot,
+            })?;
+            pending[slot as usize] = Some((spec, t));
+            issued_bytes += u64::from(spec.len);
+            in_flight += 1;
+        }
+        if in_flight == 0 {
+            break;
+        }
+        done.clear();
+        backend.complete(1, &mut done)?;
+        let now = Instant::now();
+        for c in &done {
+            let Some((spec, t)) = pending[c.slot as usize].take() else {
+                unreachable!("completion for an idle slot {}", c.slot)
+            };
+            in_flight -= 1;
+            free.push(c.slot);
+            let f = &files[spec.file as usize];
+            let what = || {
+                format!(
+                    "{} of {} bytes at offset {} in {} failed",
+                    if spec.kind == OpKind::Read {
+                        "read"
+                    } else {
+                        "write"
+                    },
+                    spec.len,
+                    spec.offset,
+                    f.path.display()
+                )
+            };
+            let n = completion_bytes(c.result, what)?;
+            if n != u64::from(spec.len) {
+                return Err(Error::ShortIo {
+                    op: if spec.kind == OpKind::Read {
+                        "read"
+                    } else {
+                        "write"
+                    },
+                    path: f.path.clone(),
+                    offset: spec.offset,
+                    len: u64::from(spec.len),
+                    got: n,
+                });
+            }
+            let dir = match spec.kind {
+                OpKind::Read => {
+                    if let Some(id) = f.content_id {
+                        let buf = &backend.slot(c.slot)[..spec.len as usize];
+                        content::verify(buf, id, spec.offset, false).map_err(|m| {
+                            Error::Verify {
+                                path: f.path.clone(),
+                                offset: m.offset,
+                                detail: m.detail,
+                            }
+                        })?;
+                    }
+                    &mut read
+                }
+                OpKind::Write => &mut write,
+            };
+            dir.ops += 1;
+            dir.bytes += n;
+            dir.latency.record(now - t);
+        }
+        last_completion = now;
+        if now - last_progress >= PROGRESS_EVERY {
+            last_progress = now;
+            ctl.progress.set(match unit {
+                ProgressUnit::Bytes => read.bytes + write.bytes,
+                ProgressUnit::Millis => (now - start).as_millis() as u64,
+            });
+        }
+    }
+    let cpu_s = thread_cpu_s() - cpu0;
+    ctl.progress.end();
+    Ok(DriveStats {
+        read,
+        write,
+        elapsed: last_completion - start,
+        cpu_s,
+        interrupted,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::control::NoProgress;
+    use crate::io::{AlignedBuf, Completion};
+    use std::sync::atomic::AtomicBool;
+
+    /// A backend over memory, to check the driver's bookkeeping exactly.
+    struct MemBackend {
+        data: Vec<u8>,
+        bufs: Vec<AlignedBuf>,
+        queue: Vec<Op>,
+        max_seen_in_flight: usize,
+    }
+
+    impl IoBackend for MemBackend {
+        fn name(&self) -> &'static str {
+            "mem"
+        }
+        fn queue_depth(&self) -> usize {
+            self.bufs.len()
+        }
+        fn slot(&self, s: u32) -> &[u8] {
+            &self.bufs[s as usize]
+        }
+        fn slot_mut(&mut self, s: u32) -> &mut [u8] {
+            &mut self.bufs[s as usize]
+        }
+        fn submit(&mut self, op: Op) -> Result<()> {
+            self.queue.push(op);
+            self.max_seen_in_flight = self.max_seen_in_flight.max(self.queue.len());
+            Ok(())
+        }
+        fn complete(&mut self, _min: usize, out: &mut Vec<Completion>) -> Result<()> {
+            for op in self.queue.drain(..) {
+                let (o, l) = (op.offset as usize, op.len as usize);
+                let b = &mut self.bufs[op.slot as usize];
+                match op.kind {
+                    OpKind::Read => b[..l].copy_from_slice(&self.data[o..o + l]),
+                    OpKind::Write => self.data[o..o + l].copy_from_slice(&b[..l]),
+                }
+                out.push(Completion {
+                    slot: op.slot,
+                    result: l as i64,
+                });
+            }
+            Ok(())
+        }
+    }
+
+    struct Seq {
+        kind: OpKind,
+        at: u64,
+        end: u64,
+        bs: u32,
+    }
+    impl Pattern for Seq {
+        fn next_op(&mut self) -> Option<OpSpec> {
+            (self.at < self.end).then(|| {
+                let o = self.at;
+                self.at += u64::from(self.bs);
+                OpSpec {
+                    kind: self.kind,
+                    file: 0,
+                    offset: o,
+                    len: self.bs,
+                }
+            })
+        }
+    }
+
+    #[test]
+    fn writes_then_reads_verify_and_count() {
+        let mut be = MemBackend {
+            data: vec![0; 1 << 20],
+            bufs: (0..4).map(|_| AlignedBuf::new(65536)).collect(),
+            queue: vec![],
+            max_seen_in_flight: 0,
+        };
+        let files = [DriveFile {
+            path: "mem".into(),
+            content_id: Some(9),
+        }];
+        let cancel = AtomicBool::new(false);
+        let ctl = Control {
+            cancel: &cancel,
+            progress: &NoProgress,
+        };
+        let mut w = Seq {
+            kind: OpKind::Write,
+            at: 0,
+            end: 1 << 20,
+            bs: 65536,
+        };
+        let s = drive(&mut be, &files, &mut w, Limits::default(), "w", &ctl).unwrap();
+        assert_eq!((s.write.ops, s.write.bytes, s.read.ops), (16, 1 << 20, 0));
+        assert_eq!(be.max_seen_in_flight, 4);
+        let mut r = Seq {
+            kind: OpKind::Read,
+            at: 0,
+            end: 1 << 20,
+            bs: 65536,
+        };
+        let lim = Limits {
+            bytes: Some(512 * 1024),
+            duration: None,
+        };
+        let s = drive(&mut be, &files, &mut r, lim, "r", &ctl).unwrap();
+        assert_eq!((s.read.ops, s.read.bytes), (8, 512 * 1024));
+        assert_eq!(s.read.latency.count(), 8);
+        assert!(!s.interrupted);
+
+        // Corrupt one block: the read fails with the offset named.
+        be.data[3 * 4096 + 9] ^= 0xff;
+        let mut r = Seq {
+            kind: OpKind::Read,
+            at: 0,
+            end: 1 << 20,
+            bs: 65536,
+        };
+        let e = drive(&mut be, &files, &mut r, Limits::default(), "r", &ctl).unwrap_err();
+        assert!(matches!(e, Error::Verify { offset: 12288, .. }), "{e}");
+    }
+
+    #[test]
+    fn cancel_stops_before_issuing() {
+        let mut be = MemBackend {
+            data: vec![0; 1 << 20],
+            bufs: vec![AlignedBuf::new(4096)],
+            queue: vec![],
+            max_seen_in_flight: 0,
+        };
+        let files = [DriveFile {
+            path: "mem".into(),
+            content_id: None,
+        }];
+        let cancel = AtomicBool::new(true);
+        let ctl = Control {
+            cancel: &cancel,
+            progress: &NoProgress,
+        };
+        let mut r = Seq {
+            kind: OpKind::Read,
+            at: 0,
+            end: 1 << 20,
+            bs: 4096,
+        };
+        let s = drive(&mut be, &files, &mut r, Limits::default(), "r", &ctl).unwrap();
+        assert!(s.interrupted);
+        assert_eq!(s.ops(), 0);
+    }
+}

@@ -1,0 +1,211 @@
+//! How I/O is issued: aligned buffers, opening files with O_DIRECT (or a labelled fallback), the
+//! `IoBackend` trait with its synchronous and io_uring implementations, and the driver that keeps a
+//! pattern's requests in flight and measures them.
+
+pub mod aligned;
+pub mod driver;
+pub mod sync;
+pub mod uring;
+
+pub use aligned::AlignedBuf;
+
+use crate::error::{Error, Result};
+use serde::{Deserialize, Serialize};
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+
+/// Direction of one request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OpKind {
+    Read,
+    Write,
+}
+
+/// One request handed to a backend: `len` bytes at `offset` of registered file `file`, into or out of
+/// the backend's buffer `slot`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Op {
+    pub kind: OpKind,
+    pub file: u32,
+    pub offset: u64,
+    pub len: u32,
+    pub slot: u32,
+}
+
+/// A finished request: its slot and the kernel's answer (bytes moved, or a negative errno).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Completion {
+    pub slot: u32,
+    pub result: i64,
+}
+
+/// One way of issuing I/O. A backend owns `queue_depth()` aligned buffers (slots) and a table of
+/// open files; the caller never has more than `queue_depth()` requests outstanding.
+pub trait IoBackend {
+    fn name(&self) -> &'static str;
+    fn queue_depth(&self) -> usize;
+    fn slot(&self, slot: u32) -> &[u8];
+    fn slot_mut(&mut self, slot: u32) -> &mut [u8];
+    /// Queues a request. A synchronous backend performs it at once.
+    fn submit(&mut self, op: Op) -> Result<()>;
+    /// Sends queued requests to the kernel and waits until at least `min` have finished (fewer if
+    /// fewer are outstanding), appending them to `out`.
+    fn complete(&mut self, min: usize, out: &mut Vec<Completion>) -> Result<()>;
+}
+
+/// Which backend to build.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BackendKind {
+    /// pread/pwrite, one request at a time.
+    Sync,
+    /// io_uring with up to `qd` requests in flight.
+    Uring,
+}
+
+/// How a workload issues its I/O.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IoSettings {
+    pub backend: BackendKind,
+    pub queue_depth: u32,
+    /// Measure through the page cache on purpose.
+    pub cached: bool,
+}
+
+impl Default for IoSettings {
+    fn default() -> Self {
+        IoSettings {
+            backend: BackendKind::Sync,
+            queue_depth: 1,
+            cached: false,
+        }
+    }
+}
+
+impl IoSettings {
+    /// The largest queue depth accepted.
+    pub const MAX_QD: u32 = 4096;
+
+    /// Checks the combination, naming what is wrong.
+    pub fn validate(&self) -> Result<()> {
+        if self.queue_depth == 0 || self.queue_depth > Self::MAX_QD {
+            return Err(Error::invalid(
+                "queue depth",
+                self.queue_depth,
+                format!("1 to {}", Self::MAX_QD),
+            ));
+        }
+        if self.backend == BackendKind::Sync && self.queue_depth > 1 {
+            return Err(Error::invalid(
+                "queue depth",
+                self.queue_depth,
+                "1 with --backend sync (pread/pwrite issue one request at a time); use --backend uring for deeper queues",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Builds the backend over `files`, with one buffer of `buf_len` bytes per queue slot.
+    pub fn build(&self, files: &[&File], buf_len: usize) -> Result<Box<dyn IoBackend>> {
+        self.validate()?;
+        Ok(match self.backend {
+            BackendKind::Sync => Box::new(sync::SyncBackend::new(files, buf_len)?),
+            BackendKind::Uring => Box::new(uring::UringBackend::new(
+                files,
+                buf_len,
+                self.queue_depth as usize,
+            )?),
+        })
+    }
+}
+
+/// An open file and whether the page cache is in the way.
+#[derive(Debug)]
+pub struct Opened {
+    pub file: File,
+    /// True when reads and writes go through the page cache (asked for, or O_DIRECT refused).
+    pub cached: bool,
+    /// Set when O_DIRECT was wanted but refused by the filesystem.
+    pub direct_refused: bool,
+}
+
+/// How to open a file for measuring.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpenMode {
+    ReadOnly,
+    /// Read and write an existing file of ours.
+    ReadWrite,
+    /// Create a new file of ours (fails if it exists).
+    Create,
+}
+
+/// Opens `path` with O_DIRECT unless `cached`; where the filesystem refuses O_DIRECT (tmpfs, some
+/// network filesystems) it opens buffered and says so, so every figure can be labelled "cached".
+pub fn open(path: &Path, mode: OpenMode, cached: bool) -> Result<Opened> {
+    let build = |direct: bool| {
+        let mut o = OpenOptions::new();
+        o.read(true);
+        match mode {
+            OpenMode::ReadOnly => {}
+            OpenMode::ReadWrite => {
+                o.write(true);
+            }
+            OpenMode::Create => {
+                o.write(true).create_new(true);
+            }
+        }
+        o.custom_flags(if direct { libc::O_DIRECT } else { 0 } | libc::O_CLOEXEC);
+        o.open(path)
+    };
+    if cached {
+        let file = build(false).map_err(|e| open_error(path, e))?;
+        return Ok(Opened {
+            file,
+            cached: true,
+            direct_refused: false,
+        });
+    }
+    match build(true) {
+        Ok(file) => Ok(Opened {
+            file,
+            cached: false,
+            direct_refused: false,
+        }),
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
+            // A create that failed on O_DIRECT may have left the file behind on some kernels.
+            if mode == OpenMode::Create {
+                let _ = std::fs::remove_file(path);
+            }
+            let file = build(false).map_err(|e| open_error(path, e))?;
+            Ok(Opened {
+                file,
+                cached: true,
+                direct_refused: true,
+            })
+        }
+        Err(e) => Err(open_error(path, e)),
+    }
+}
+
+fn open_error(path: &Path, e: std::io::Error) -> Error {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => Error::NotFound {
+            path: path.to_path_buf(),
+        },
+        _ => Error::io(format!("cannot open {}", path.display()), e),
+    }
+}
+
+/// Converts a completion's result into bytes moved, or the error it stands for.
+pub fn completion_bytes(result: i64, what: impl FnOnce() -> String) -> Result<u64> {
+    if result < 0 {
+        Err(Error::io(
+            what(),
+            std::io::Error::from_raw_os_error((-result) as i32),
+        ))
+    } else {
+        Ok(result as u64)
+    }
+}

@@ -1,0 +1,19 @@
+//! trackbench: storage measured the way audio work needs it — in tracks and voices, with the
+//! megabytes, IOPS and latencies underneath. This library measures and never prints.
+
+pub mod audio;
+pub mod content;
+pub mod control;
+pub mod datadir;
+pub mod dataset;
+pub mod error;
+pub mod host;
+pub mod io;
+pub mod report;
+pub mod result;
+pub mod stats;
+pub mod target;
+pub mod units;
+pub mod workloads;
+
+pub use error::{Error, Result};

@@ -1,0 +1,341 @@
+//! The trackbench binary: parses the command line, shows progress, prints tables and writes
+//! result documents. All measuring happens in the library.
+
+mod cli;
+
+use anyhow::{Context, Result, bail};
+use clap::Parser;
+use cli::progress::Bars;
+use cli::{Cli, Command, Common};
+use std::io::Write;
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use trackbench::control::Control;
+use trackbench::datadir::{self, DataDir};
+use trackbench::error::Error;
+use trackbench::result::{ResultDoc, Section};
+use trackbench::target::{self, TargetKind};
+use trackbench::units::{fmt_figure, fmt_size};
+use trackbench::workloads::{
+    Env, Workload,
+    access::Access,
+    mix::Mix,
+    run_repeated,
+    seek::Seek,
+    seq::{Seq, SeqMode},
+    sweep::{DEFAULT_BLOCKS, Sweep},
+    zones::Zones,
+};
+use trackbench::{host, report};
+
+/// Exit status of a run stopped by Ctrl-C or SIGTERM, as shells report it.
+const EXIT_INTERRUPTED: u8 = 130;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let cancel = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        // A second signal while the first is being handled ends the process at once.
+        let _ = signal_hook::flag::register_conditional_shutdown(
+            sig,
+            i32::from(EXIT_INTERRUPTED),
+            Arc::clone(&cancel),
+        );
+        let _ = signal_hook::flag::register(sig, Arc::clone(&cancel));
+    }
+    match dispatch(cli, &cancel) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn dispatch(cli: Cli, cancel: &AtomicBool) -> Result<ExitCode> {
+    match cli.command {
+        Command::Run(a) => {
+            let wl = suite();
+            measure(&a.path, &a.common, wl, true, cancel)
+        }
+        Command::Seq(a) => {
+            let kind = target::inspect(&a.path)?.kind;
+            let w = a.workload(kind)?;
+            if kind != TargetKind::Directory && w.mode != SeqMode::Read {
+                Err(Error::WriteRefused {
+                    path: a.path.clone(),
+                    kind: kind.describe(),
+                    what: "seq --mode write/both".to_string(),
+                })?;
+            }
+            measure(&a.path, &a.common, vec![Box::new(w)], false, cancel)
+        }
+        Command::Seek(a) => {
+            let w = a.workload()?;
+            measure(&a.path, &a.common, vec![Box::new(w)], false, cancel)
+        }
+        Command::Access(a) => {
+            let w = a.workload()?;
+            measure(&a.path, &a.common, vec![Box::new(w)], false, cancel)
+        }
+        Command::Mix(a) => {
+            let w = a.workload()?;
+            measure(&a.path, &a.common, vec![Box::new(w)], false, cancel)
+        }
+        Command::Zones(a) => {
+            let w = a.workload()?;
+            measure(&a.path, &a.common, vec![Box::new(w)], false, cancel)
+        }
+        Command::Sweep(a) => {
+            let w = a.workload()?;
+            measure(&a.path, &a.common, vec![Box::new(w)], false, cancel)
+        }
+        Command::Clean(a) => clean(&a.path),
+    }
+}
+
+/// The standard suite of `trackbench run`: every classic measurement, shortened to about a minute.
+fn suite() -> Vec<Box<dyn Workload>> {
+    const SPAN: u64 = 1 << 30;
+    vec![
+        Box::new(Seq {
+            block: 1 << 20,
+            size: 512 << 20,
+            mode: SeqMode::Both,
+        }),
+        Box::new(Seek {
+            block: 4096,
+            duration: std::time::Duration::from_secs(5),
+            size: SPAN,
+            rpm: None,
+        }),
+        Box::new(Access {
+            block: 64 << 10,
+            duration: std::time::Duration::from_secs(2),
+            size: SPAN,
+        }),
+        Box::new(Mix {
+            seq_block: 32 << 10,
+            random_block: 8 << 10,
+            read_pct: 70,
+            duration: std::time::Duration::from_secs(3),
+            size: SPAN,
+        }),
+        Box::new(Zones {
+            points: 16,
+            block: 1 << 20,
+            bytes_per_point: 32 << 20,
+            duration: std::time::Duration::from_millis(500),
+            size: SPAN,
+        }),
+        Box::new(Sweep {
+            files: 8,
+            blocks: DEFAULT_BLOCKS.to_vec(),
+            duration: std::time::Duration::from_millis(1500),
+            file_size: 64 << 20,
+            buffer: std::time::Duration::from_secs(2),
+        }),
+    ]
+}
+
+fn measure(
+    path: &Path,
+    common: &Common,
+    workloads: Vec<Box<dyn Workload>>,
+    is_suite: bool,
+    cancel: &AtomicBool,
+) -> Result<ExitCode> {
+    let settings = common.settings()?;
+    let target = target::inspect(path)?;
+    if is_suite && target.kind != TargetKind::Directory {
+        bail!(
+            "{} is a {}: run needs a directory on the filesystem to test (it writes test files there); for a device, use seek or zones",
+            path.display(),
+            target.kind.describe()
+        );
+    }
+    let json_to_stdout = common.json.as_deref() == Some(Path::new("-"));
+    let bars = Bars::new(common.quiet);
+    let mut data = match target.kind {
+        TargetKind::Directory => Some(DataDir::open(&target.path, common.keep)?),
+        _ => None,
+    };
+    if let Some(d) = &data {
+        for n in &d.notes {
+            bars.note(&format!("note: {n}"));
+        }
+    }
+    let mut doc = ResultDoc::new(std::env::args().collect(), target.clone(), host::inspect());
+    let mut out: Box<dyn Write> = if json_to_stdout {
+        Box::new(std::io::stderr())
+    } else {
+        Box::new(std::io::stdout())
+    };
+    let _ = write!(out, "{}", report::terminal::header(&doc));
+    let mut failure = None;
+    for mut w in workloads {
+        if cancel.load(Ordering::Relaxed) {
+            doc.interrupted = true;
+            break;
+        }
+        let mut env = Env {
+            target: &target,
+            data: data.as_mut(),
+            io: settings.io,
+            format: settings.format,
+            ctl: Control {
+                cancel,
+                progress: &bars,
+            },
+        };
+        match run_repeated(w.as_mut(), &mut env, settings.runs) {
+            Ok(section) => {
+                let _ = write!(out, "\n{}", report::terminal::section(&section));
+                let _ = out.flush();
+                doc.push(section);
+            }
+            Err(Error::Interrupted) => {
+                doc.interrupted = true;
+                break;
+            }
+            Err(e) => {
+                failure = Some(e);
+                break;
+            }
+        }
+    }
+    doc.interrupted |= cancel.load(Ordering::Relaxed);
+    // Remove the run's files before anything else can fail.
+    if let Some(d) = data.take() {
+        let kept = d.keep().then(|| d.root().to_path_buf());
+        match d.close() {
+            Ok(()) => {
+                if let Some(root) = kept {
+                    bars.note(&format!(
+                        "test files kept in {} (remove them with: trackbench clean {})",
+                        root.display(),
+                        path.display()
+                    ));
+                }
+            }
+            Err(e) => doc.warnings.push(format!("cleanup incomplete: {e}")),
+        }
+    }
+    if let Some(e) = &failure {
+        doc.warnings.push(format!("stopped by an error: {e}"));
+    }
+    doc.finish();
+    if is_suite && !doc.sections.is_empty() {
+        let _ = write!(out, "\n{}", summary(&doc, &settings.format));
+    }
+    for w in &doc.warnings {
+        let _ = writeln!(out, "warning: {w}");
+    }
+    if let Some(j) = &common.json {
+        if json_to_stdout {
+            println!("{}", report::json::to_string(&doc));
+        } else {
+            report::json::write(&doc, j)?;
+        }
+    }
+    if let Some(e) = failure {
+        return Err(e).context("measurement failed");
+    }
+    if doc.interrupted {
+        eprintln!(
+            "interrupted: the figures measured so far are shown; trackbench's test files were removed"
+        );
+        return Ok(ExitCode::from(EXIT_INTERRUPTED));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn median(s: Option<&Section>, row: &str, fig: &str) -> Option<f64> {
+    s?.row(row)?.figure(fig).map(|f| f.spread.median)
+}
+
+/// The suite's headline: what the figures mean in tracks.
+fn summary(doc: &ResultDoc, format: &trackbench::audio::Format) -> String {
+    let sec = |w: &str| doc.sections.iter().find(|s| s.workload == w);
+    let mut lines = vec![format!(
+        "Summary ({format}, {} kB/s per track)",
+        format.bytes_per_second() / 1000
+    )];
+    if let (Some(mb), Some(t)) = (
+        median(sec("seq"), "read", "rate_mb_per_s"),
+        median(sec("seq"), "read", "tracks_naive"),
+    ) {
+        lines.push(format!("  sequential read   {} MB/s: {} tracks if streaming cost nothing (the naive, video-style count)", fmt_figure(mb), fmt_figure(t)));
+    }
+    if let Some(mb) = median(sec("seq"), "write", "rate_mb_per_s") {
+        lines.push(format!("  sequential write  {} MB/s", fmt_figure(mb)));
+    }
+    if let Some(s) = sec("sweep") {
+        let best = s
+            .rows
+            .iter()
+            .filter_map(|r| Some((r, r.figure("tracks")?.spread.median)))
+            .max_by(|a, b| a.1.total_cmp(&b.1));
+        let small = s
+            .rows
+            .first()
+            .and_then(|r| Some((r, r.figure("tracks")?.spread.median)));
+        if let (Some((b, bt)), Some((sm, st))) = (best, small) {
+            let ram = b.figure("ram_total_bytes").map_or(0.0, |f| f.spread.median);
+            lines.push(format!(
+                "  8 files streamed  {} tracks at {} blocks ({} of buffers); {} at {}",
+                fmt_figure(bt),
+                b.label,
+                fmt_size(ram as u64),
+                fmt_figure(st),
+                sm.label
+            ));
+        }
+    }
+    if let Some(s) = sec("seek").and_then(|s| s.rows.first()) {
+        if let (Some(i), Some(a)) = (s.figure("iops"), s.figure("access_ms_mean")) {
+            lines.push(format!(
+                "  random access     {} seeks/s, {} ms each",
+                fmt_figure(i.spread.median),
+                fmt_figure(a.spread.median)
+            ));
+        }
+    }
+    lines.push(
+        "  (tracks here are throughput ÷ per-track rate, with no real-time deadlines checked)"
+            .into(),
+    );
+    lines.join("\n") + "\n"
+}
+
+fn clean(path: &Path) -> Result<ExitCode> {
+    let t = target::inspect(path)?;
+    if t.kind != TargetKind::Directory {
+        bail!(
+            "{} is a {}: only directories hold trackbench data",
+            path.display(),
+            t.kind.describe()
+        );
+    }
+    let (removed, foreign) = datadir::clean(&t.path)?;
+    if removed.is_empty() && foreign.is_empty() && !t.path.join(datadir::DIR_NAME).exists() {
+        println!("nothing to clean in {}", t.path.display());
+    } else {
+        let bytes: u64 = removed.iter().map(|e| e.size_bytes).sum();
+        println!(
+            "removed {} file(s), {} from {}",
+            removed.len(),
+            fmt_size(bytes),
+            t.path.join(datadir::DIR_NAME).display()
+        );
+        if !foreign.is_empty() {
+            println!(
+                "left alone (not created by trackbench): {}",
+                foreign.join(", ")
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

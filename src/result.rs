@@ -1,0 +1,238 @@
+//! The result document: one versioned JSON object holding the command, every setting, the target,
+//! the host and the measurements with their spread over runs. Reports render from it alone.
+
+use crate::host::HostInfo;
+use crate::stats::Spread;
+use crate::target::TargetInfo;
+use serde::{Deserialize, Serialize};
+
+/// Bumped whenever a field changes meaning or disappears.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// One measured figure of one run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Metric {
+    pub name: &'static str,
+    pub unit: &'static str,
+    pub value: f64,
+}
+
+pub fn metric(name: &'static str, unit: &'static str, value: f64) -> Metric {
+    Metric { name, unit, value }
+}
+
+/// One row (a phase, a block size, a zone) of one run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunRow {
+    pub label: String,
+    pub metrics: Vec<Metric>,
+}
+
+/// A figure over all runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Figure {
+    pub name: String,
+    pub unit: String,
+    #[serde(flatten)]
+    pub spread: Spread,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Row {
+    pub label: String,
+    pub figures: Vec<Figure>,
+}
+
+impl Row {
+    pub fn figure(&self, name: &str) -> Option<&Figure> {
+        self.figures.iter().find(|f| f.name == name)
+    }
+}
+
+/// The outcome of one workload.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Section {
+    pub workload: String,
+    pub title: String,
+    /// Every setting the workload ran with.
+    pub settings: serde_json::Value,
+    /// Figures went through the page cache (asked for, or O_DIRECT refused).
+    pub cached: bool,
+    pub interrupted: bool,
+    /// Runs that finished (the last may be partial when interrupted).
+    pub runs: u32,
+    pub rows: Vec<Row>,
+    /// Derived observations and warnings for the reader.
+    pub notes: Vec<String>,
+}
+
+impl Section {
+    /// Gathers the rows of repeated runs into figures with their spread; rows keep the order of
+    /// their first appearance, figures the order the workload gave them.
+    pub fn from_runs(
+        workload: &str,
+        title: String,
+        settings: serde_json::Value,
+        runs: &[Vec<RunRow>],
+    ) -> Section {
+        let mut labels: Vec<&str> = Vec::new();
+        for run in runs {
+            for r in run {
+                if !labels.contains(&r.label.as_str()) {
+                    labels.push(&r.label);
+                }
+            }
+        }
+        let rows = labels
+            .iter()
+            .map(|label| {
+                let mut names: Vec<(&'static str, &'static str)> = Vec::new();
+                for run in runs {
+                    for r in run.iter().filter(|r| r.label == *label) {
+                        for m in &r.metrics {
+                            if !names.iter().any(|(n, _)| *n == m.name) {
+                                names.push((m.name, m.unit));
+                            }
+                        }
+                    }
+                }
+                let figures = names
+                    .iter()
+                    .filter_map(|&(name, unit)| {
+                        let values: Vec<f64> = runs
+                            .iter()
+                            .flat_map(|run| run.iter().filter(|r| r.label == *label))
+                            .flat_map(|r| r.metrics.iter().filter(|m| m.name == name))
+                            .map(|m| m.value)
+                            .collect();
+                        (!values.is_empty()).then(|| Figure {
+                            name: name.to_string(),
+                            unit: unit.to_string(),
+                            spread: Spread::of(&values),
+                        })
+                    })
+                    .collect();
+                Row {
+                    label: label.to_string(),
+                    figures,
+                }
+            })
+            .collect();
+        Section {
+            workload: workload.to_string(),
+            title,
+            settings,
+            cached: false,
+            interrupted: false,
+            runs: runs.len() as u32,
+            rows,
+            notes: Vec::new(),
+        }
+    }
+
+    pub fn row(&self, label: &str) -> Option<&Row> {
+        self.rows.iter().find(|r| r.label == label)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Tool {
+    pub name: String,
+    pub version: String,
+}
+
+/// A complete result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResultDoc {
+    pub schema_version: u32,
+    pub tool: Tool,
+    /// The command line as given.
+    pub command: Vec<String>,
+    /// RFC 3339 UTC.
+    pub started_at: String,
+    pub finished_at: String,
+    pub target: TargetInfo,
+    pub host: HostInfo,
+    /// Any figure in the document went through the page cache.
+    pub cached: bool,
+    pub interrupted: bool,
+    pub sections: Vec<Section>,
+    pub warnings: Vec<String>,
+}
+
+impl ResultDoc {
+    pub fn new(command: Vec<String>, target: TargetInfo, host: HostInfo) -> ResultDoc {
+        ResultDoc {
+            schema_version: SCHEMA_VERSION,
+            tool: Tool {
+                name: "trackbench".into(),
+                version: env!("CARGO_PKG_VERSION").into(),
+            },
+            command,
+            started_at: now_rfc3339(),
+            finished_at: String::new(),
+            target,
+            host,
+            cached: false,
+            interrupted: false,
+            sections: Vec::new(),
+            warnings: Vec::new(),
+        }
+    }
+
+    pub fn push(&mut self, s: Section) {
+        self.cached |= s.cached;
+        self.interrupted |= s.interrupted;
+        self.sections.push(s);
+    }
+
+    pub fn finish(&mut self) {
+        self.finished_at = now_rfc3339();
+    }
+}
+
+pub fn now_rfc3339() -> String {
+    humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_gather_into_spreads_in_order() {
+        let run = |a: f64, b: f64| {
+            vec![
+                RunRow {
+                    label: "read".into(),
+                    metrics: vec![
+                        metric("rate_mb_per_s", "MB/s", a),
+                        metric("iops", "IOPS", b),
+                    ],
+                },
+                RunRow {
+                    label: "write".into(),
+                    metrics: vec![metric("rate_mb_per_s", "MB/s", b)],
+                },
+            ]
+        };
+        let s = Section::from_runs(
+            "seq",
+            "t".into(),
+            serde_json::json!({}),
+            &[run(1.0, 10.0), run(3.0, 30.0), run(2.0, 20.0)],
+        );
+        assert_eq!(s.runs, 3);
+        assert_eq!(s.rows[0].label, "read");
+        let f = s.row("read").unwrap().figure("rate_mb_per_s").unwrap();
+        assert_eq!(
+            (f.spread.median, f.spread.min, f.spread.max),
+            (2.0, 1.0, 3.0)
+        );
+        assert_eq!(s.rows[0].figures[1].name, "iops");
+        assert_eq!(s.row("write").unwrap().figures[0].spread.median, 20.0);
+        let v = serde_json::to_value(&s).unwrap();
+        assert_eq!(v["rows"][0]["figures"][0]["median"], 2.0);
+        assert_eq!(v["rows"][0]["figures"][0]["runs"][0], 1.0);
+    }
+}

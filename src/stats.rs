@@ -1,0 +1,186 @@
+//! Statistics: latency histograms and their percentiles, CPU time, and the spread of repeated runs.
+
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// Request latencies in nanoseconds, 3 significant digits, in fixed memory.
+#[derive(Clone)]
+pub struct LatencyHist {
+    h: Histogram<u64>,
+}
+
+impl Default for LatencyHist {
+    fn default() -> Self {
+        // 1 ns .. 100 s at 3 significant figures: a fixed ~200 KiB, never resized.
+        let h = Histogram::new_with_bounds(1, 100_000_000_000, 3).expect("valid histogram bounds");
+        LatencyHist { h }
+    }
+}
+
+impl LatencyHist {
+    pub fn record(&mut self, d: Duration) {
+        let ns = (d.as_nanos() as u64).clamp(1, 100_000_000_000);
+        self.h.saturating_record(ns);
+    }
+    pub fn count(&self) -> u64 {
+        self.h.len()
+    }
+    pub fn merge(&mut self, other: &LatencyHist) {
+        // Same bounds on both sides, so adding cannot fail.
+        let _ = self.h.add(&other.h);
+    }
+    /// Mean, percentiles and maximum in microseconds.
+    pub fn summary(&self) -> LatencySummary {
+        let us = |ns: u64| ns as f64 / 1000.0;
+        LatencySummary {
+            count: self.h.len(),
+            mean_us: self.h.mean() / 1000.0,
+            p50_us: us(self.h.value_at_quantile(0.5)),
+            p99_us: us(self.h.value_at_quantile(0.99)),
+            p999_us: us(self.h.value_at_quantile(0.999)),
+            max_us: us(self.h.max()),
+        }
+    }
+}
+
+/// The shape of a latency distribution.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct LatencySummary {
+    pub count: u64,
+    pub mean_us: f64,
+    pub p50_us: f64,
+    pub p99_us: f64,
+    pub p999_us: f64,
+    pub max_us: f64,
+}
+
+/// CPU time used by the calling thread so far (user + system), in seconds.
+pub fn thread_cpu_s() -> f64 {
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: ru is a valid out-pointer; RUSAGE_THREAD is supported on Linux >= 2.6.26.
+    let r = unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
+    if r != 0 {
+        return 0.0;
+    }
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    tv(ru.ru_utime) + tv(ru.ru_stime)
+}
+
+/// Median, extremes and coefficient of variation of one figure over repeated runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Spread {
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+    /// Standard deviation over mean (population), 0 for one run.
+    pub cv: f64,
+    /// Every run's value, in order.
+    pub runs: Vec<f64>,
+}
+
+impl Spread {
+    /// `values` must not be empty.
+    pub fn of(values: &[f64]) -> Spread {
+        assert!(!values.is_empty(), "a spread needs at least one value");
+        let mut v = values.to_vec();
+        v.sort_by(f64::total_cmp);
+        let n = v.len();
+        let median = if n % 2 == 1 {
+            v[n / 2]
+        } else {
+            (v[n / 2 - 1] + v[n / 2]) / 2.0
+        };
+        let mean = v.iter().sum::<f64>() / n as f64;
+        let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n as f64;
+        let cv = if mean.abs() > 0.0 {
+            var.sqrt() / mean.abs()
+        } else {
+            0.0
+        };
+        Spread {
+            median,
+            min: v[0],
+            max: v[n - 1],
+            cv,
+            runs: values.to_vec(),
+        }
+    }
+
+    /// When the first of three or more runs stands apart from the rest (a cache warming up, a disk
+    /// spinning up), how far it stands apart as a fraction of the others' median.
+    pub fn first_run_outlier(&self) -> Option<f64> {
+        if self.runs.len() < 3 {
+            return None;
+        }
+        let rest = Spread::of(&self.runs[1..]);
+        if rest.median == 0.0 {
+            return None;
+        }
+        let dev = (self.runs[0] - rest.median) / rest.median;
+        let band = (rest.max - rest.min) / rest.median.abs();
+        (dev.abs() > 0.10 && dev.abs() > 2.0 * band).then_some(dev)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spread_of_runs() {
+        let s = Spread::of(&[3.0, 1.0, 2.0]);
+        assert_eq!((s.median, s.min, s.max), (2.0, 1.0, 3.0));
+        assert!((s.cv - (2.0f64 / 3.0).sqrt() / 2.0).abs() < 1e-12);
+        assert_eq!(s.runs, vec![3.0, 1.0, 2.0]);
+        assert_eq!(Spread::of(&[1.0, 2.0, 3.0, 4.0]).median, 2.5);
+        assert_eq!(Spread::of(&[5.0]).cv, 0.0);
+    }
+
+    #[test]
+    fn first_run_outlier() {
+        assert!(
+            Spread::of(&[150.0, 100.0, 101.0, 99.0])
+                .first_run_outlier()
+                .unwrap()
+                > 0.4
+        );
+        assert!(
+            Spread::of(&[101.0, 100.0, 101.0, 99.0])
+                .first_run_outlier()
+                .is_none()
+        );
+        assert!(Spread::of(&[150.0, 100.0]).first_run_outlier().is_none());
+        // A noisy set: the first run is within the others' band.
+        assert!(
+            Spread::of(&[120.0, 80.0, 130.0, 100.0])
+                .first_run_outlier()
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn latency_percentiles() {
+        let mut h = LatencyHist::default();
+        for us in 1..=1000u64 {
+            h.record(Duration::from_micros(us));
+        }
+        let s = h.summary();
+        assert_eq!(s.count, 1000);
+        assert!((s.p50_us - 500.0).abs() < 1.0, "{s:?}");
+        assert!((s.p99_us - 990.0).abs() < 2.0, "{s:?}");
+        assert!((s.max_us - 1000.0).abs() < 1.0, "{s:?}");
+        assert!((s.mean_us - 500.5).abs() < 1.0, "{s:?}");
+    }
+
+    #[test]
+    fn thread_cpu_grows() {
+        let a = thread_cpu_s();
+        let mut x = 0u64;
+        for i in 0..20_000_000u64 {
+            x = x.wrapping_mul(31).wrapping_add(i);
+        }
+        std::hint::black_box(x);
+        assert!(thread_cpu_s() > a);
+    }
+}

@@ -1,0 +1,313 @@
+//! What is being measured: a directory, a file or a block device, and what can be learnt about it
+//! (filesystem, mount options, backing device, its model, rotational flag, scheduler, space).
+
+use crate::error::{Error, Result};
+use serde::{Deserialize, Serialize};
+use std::fs;
+use std::os::unix::fs::{FileTypeExt, MetadataExt};
+use std::path::{Path, PathBuf};
+
+/// The kind of target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TargetKind {
+    /// trackbench may write its own files inside it.
+    Directory,
+    /// An existing file: read-only tests on its contents.
+    File,
+    /// A raw device: read-only tests only, never written.
+    BlockDevice,
+}
+
+impl TargetKind {
+    pub fn describe(&self) -> &'static str {
+        match self {
+            TargetKind::Directory => "directory",
+            TargetKind::File => "file trackbench did not create",
+            TargetKind::BlockDevice => "block device",
+        }
+    }
+}
+
+/// The physical device behind a target, as sysfs describes it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DeviceInfo {
+    /// Kernel name of the whole disk (`sda`, `nvme0n1`, `vda`, `loop0`).
+    pub name: String,
+    /// The partition or mapping the target sits on, when not the whole disk.
+    pub partition: Option<String>,
+    pub model: Option<String>,
+    pub rotational: Option<bool>,
+    pub scheduler: Option<String>,
+    pub logical_block_bytes: Option<u64>,
+    pub size_bytes: Option<u64>,
+}
+
+/// Everything recorded about a target.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TargetInfo {
+    pub path: PathBuf,
+    pub kind: TargetKind,
+    pub fs_type: Option<String>,
+    pub mount_point: Option<PathBuf>,
+    pub mount_options: Option<String>,
+    /// What the mount table names as the source (`/dev/sda1`, `tmpfs`, a server path).
+    pub mount_source: Option<String>,
+    pub device: Option<DeviceInfo>,
+    /// Filesystem size and space available to trackbench (directories and files).
+    pub total_bytes: Option<u64>,
+    pub free_bytes: Option<u64>,
+    /// Size of a file or device target.
+    pub size_bytes: Option<u64>,
+}
+
+/// Looks at `path` and records what it is. Fails with a clear message when it does not exist or
+/// is neither a directory, a regular file nor a block device.
+pub fn inspect(path: &Path) -> Result<TargetInfo> {
+    let meta = fs::metadata(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => Error::NotFound {
+            path: path.to_path_buf(),
+        },
+        _ => Error::io(format!("cannot examine {}", path.display()), e),
+    })?;
+    let canon = fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let ft = meta.file_type();
+    let kind = if ft.is_dir() {
+        TargetKind::Directory
+    } else if ft.is_file() {
+        TargetKind::File
+    } else if ft.is_block_device() {
+        TargetKind::BlockDevice
+    } else {
+        return Err(Error::BadTarget {
+            path: path.to_path_buf(),
+            reason: "not a directory, a regular file or a block device".to_string(),
+        });
+    };
+    let mut info = TargetInfo {
+        path: canon.clone(),
+        kind,
+        fs_type: None,
+        mount_point: None,
+        mount_options: None,
+        mount_source: None,
+        device: None,
+        total_bytes: None,
+        free_bytes: None,
+        size_bytes: None,
+    };
+    match kind {
+        TargetKind::BlockDevice => {
+            let rdev = meta.rdev();
+            info.device = device_info(libc::major(rdev), libc::minor(rdev));
+            info.size_bytes = info.device.as_ref().and_then(|d| d.size_bytes);
+        }
+        _ => {
+            let dev = meta.dev();
+            if let Some(m) = find_mount(&canon, libc::major(dev), libc::minor(dev)) {
+                info.fs_type = Some(m.fs_type);
+                info.mount_point = Some(m.mount_point);
+                info.mount_options = Some(m.options);
+                info.mount_source = Some(m.source);
+            }
+            info.device = device_info(libc::major(dev), libc::minor(dev));
+            if let Some((total, free)) = space(&canon) {
+                info.total_bytes = Some(total);
+                info.free_bytes = Some(free);
+            }
+            if kind == TargetKind::File {
+                info.size_bytes = Some(meta.len());
+            }
+        }
+    }
+    Ok(info)
+}
+
+/// Filesystem size and bytes available to an unprivileged writer.
+pub fn space(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+    let mut s: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: c is a valid C string and s a valid out-pointer.
+    if unsafe { libc::statvfs(c.as_ptr(), &mut s) } != 0 {
+        return None;
+    }
+    let frsize = s.f_frsize as u64;
+    Some((s.f_blocks as u64 * frsize, s.f_bavail as u64 * frsize))
+}
+
+struct Mount {
+    mount_point: PathBuf,
+    options: String,
+    fs_type: String,
+    source: String,
+}
+
+/// Finds the mount holding `path` in /proc/self/mountinfo: same device numbers, longest mount point
+/// that is a prefix of the path (the last one wins when mounts are stacked).
+fn find_mount(path: &Path, major: u32, minor: u32) -> Option<Mount> {
+    let text = fs::read_to_string("/proc/self/mountinfo").ok()?;
+    parse_mountinfo(&text, path, major, minor)
+}
+
+fn parse_mountinfo(text: &str, path: &Path, major: u32, minor: u32) -> Option<Mount> {
+    let want = format!("{major}:{minor}");
+    let mut best: Option<(usize, bool, Mount)> = None;
+    for line in text.lines() {
+        let (pre, post) = line.split_once(" - ")?;
+        let f: Vec<&str> = pre.split(' ').collect();
+        let g: Vec<&str> = post.split(' ').collect();
+        if f.len() < 6 || g.len() < 2 {
+            continue;
+        }
+        let mp = PathBuf::from(unescape(f[4]));
+        if !path.starts_with(&mp) {
+            continue;
+        }
+        let same_dev = f[2] == want;
+        let depth = mp.components().count();
+        let better = match &best {
+            None => true,
+            Some((d, s, _)) => (same_dev, depth) >= (*s, *d),
+        };
+        if better {
+            let options = match g.get(2) {
+                Some(sup) => format!("{},{}", f[5], sup),
+                None => f[5].to_string(),
+            };
+            best = Some((
+                depth,
+                same_dev,
+                Mount {
+                    mount_point: mp,
+                    options,
+                    fs_type: g[0].to_string(),
+                    source: unescape(g[1]),
+                },
+            ));
+        }
+    }
+    best.map(|(_, _, m)| m)
+}
+
+/// mountinfo escapes space, tab, newline and backslash as \ooo.
+fn unescape(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\\'
+            && i + 3 < b.len()
+            && b[i + 1..i + 4].iter().all(|c| (b'0'..=b'7').contains(c))
+        {
+            out.push((b[i + 1] - b'0') * 64 + (b[i + 2] - b'0') * 8 + (b[i + 3] - b'0'));
+            i += 4;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn read_trim(p: impl AsRef<Path>) -> Option<String> {
+    let s = fs::read_to_string(p).ok()?;
+    let s = s.trim();
+    (!s.is_empty()).then(|| s.to_string())
+}
+
+/// Reads what sysfs says about block device `major:minor`, climbing from a partition to its disk.
+fn device_info(major: u32, minor: u32) -> Option<DeviceInfo> {
+    if major == 0 {
+        return None; // tmpfs, overlay, network filesystems: no block device
+    }
+    let link = PathBuf::from(format!("/sys/dev/block/{major}:{minor}"));
+    let real = fs::canonicalize(&link).ok()?;
+    let own = real.file_name()?.to_string_lossy().into_owned();
+    let (disk_dir, partition) = if real.join("partition").exists() {
+        (real.parent()?.to_path_buf(), Some(own.clone()))
+    } else {
+        (real.clone(), None)
+    };
+    let name = disk_dir.file_name()?.to_string_lossy().into_owned();
+    let q = disk_dir.join("queue");
+    let scheduler = read_trim(q.join("scheduler")).map(|s| {
+        // "mq-deadline [none] kyber": the bracketed one is active
+        s.split_whitespace()
+            .find_map(|w| w.strip_prefix('[').and_then(|w| w.strip_suffix(']')))
+            .map(str::to_string)
+            .unwrap_or(s)
+    });
+    let model = [
+        disk_dir.join("device/model"),
+        disk_dir.join("device/name"),
+        disk_dir.join("loop/backing_file"),
+    ]
+    .iter()
+    .find_map(read_trim)
+    .or_else(|| {
+        read_trim(disk_dir.join("device/vendor")).map(|v| format!("{v} ({})", driver_of(&disk_dir)))
+    })
+    .or_else(|| {
+        let d = driver_of(&disk_dir);
+        (d != "unknown driver").then(|| format!("{d} device"))
+    });
+    let sectors = read_trim(real.join("size")).and_then(|s| s.parse::<u64>().ok());
+    Some(DeviceInfo {
+        name,
+        partition,
+        model,
+        rotational: read_trim(q.join("rotational")).map(|s| s == "1"),
+        scheduler,
+        logical_block_bytes: read_trim(q.join("logical_block_size")).and_then(|s| s.parse().ok()),
+        size_bytes: sectors.map(|s| s * 512),
+    })
+}
+
+fn driver_of(disk_dir: &Path) -> String {
+    fs::read_link(disk_dir.join("device/driver"))
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| "unknown driver".to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MOUNTINFO: &str = "\
+22 1 254:0 / / rw,relatime shared:1 - ext4 /dev/vda rw,errors=remount-ro
+30 22 0:25 / /tmp/my\\040dir rw,nosuid shared:5 - tmpfs tmpfs rw,size=1024k
+31 22 254:0 /srv /srv rw,noatime shared:6 - ext4 /dev/vda rw
+";
+
+    #[test]
+    fn mount_lookup_prefers_same_device_and_longest_prefix() {
+        let m = parse_mountinfo(MOUNTINFO, Path::new("/home/x"), 254, 0).unwrap();
+        assert_eq!(m.mount_point, PathBuf::from("/"));
+        assert_eq!(m.fs_type, "ext4");
+        assert_eq!(m.options, "rw,relatime,rw,errors=remount-ro");
+        let m = parse_mountinfo(MOUNTINFO, Path::new("/tmp/my dir/a"), 0, 25).unwrap();
+        assert_eq!(m.fs_type, "tmpfs");
+        assert_eq!(m.mount_point, PathBuf::from("/tmp/my dir"));
+        let m = parse_mountinfo(MOUNTINFO, Path::new("/srv/a"), 254, 0).unwrap();
+        assert_eq!(m.mount_point, PathBuf::from("/srv"));
+        assert_eq!(m.options, "rw,noatime,rw");
+    }
+
+    #[test]
+    fn inspects_a_directory_and_a_file() {
+        let d = tempfile::tempdir().unwrap();
+        let t = inspect(d.path()).unwrap();
+        assert_eq!(t.kind, TargetKind::Directory);
+        assert!(t.fs_type.is_some());
+        assert!(t.free_bytes.unwrap() <= t.total_bytes.unwrap());
+        let f = d.path().join("f");
+        fs::write(&f, b"hello").unwrap();
+        let t = inspect(&f).unwrap();
+        assert_eq!(t.kind, TargetKind::File);
+        assert_eq!(t.size_bytes, Some(5));
+        let e = inspect(&d.path().join("missing")).unwrap_err().to_string();
+        assert!(e.contains("missing") && e.contains("no such"), "{e}");
+    }
+}

@@ -1,0 +1,263 @@
+//! The workloads: one module each, one trait for all, and the repetition that turns runs into
+//! figures with their spread.
+
+pub mod access;
+pub mod mix;
+pub mod patterns;
+pub mod seek;
+pub mod seq;
+pub mod sweep;
+pub mod zones;
+
+use crate::audio::Format;
+use crate::control::Control;
+use crate::datadir::DataDir;
+use crate::dataset::{self, Span};
+use crate::error::{Error, Result};
+use crate::io::IoSettings;
+use crate::io::driver::{DriveStats, Limits, Pattern, drive};
+use crate::result::{Metric, RunRow, Section, metric};
+use crate::target::{TargetInfo, TargetKind};
+use crate::units::mb_per_s;
+use std::time::Duration;
+
+/// What every workload runs against.
+pub struct Env<'a> {
+    pub target: &'a TargetInfo,
+    /// trackbench's data directory; `None` for a file or a device (read-only tests only).
+    pub data: Option<&'a mut DataDir>,
+    pub io: IoSettings,
+    /// The audio format of test media and of track counts.
+    pub format: Format,
+    pub ctl: Control<'a>,
+}
+
+impl Env<'_> {
+    /// The data directory (with the control, borrowed alongside), or a refusal naming the target
+    /// when it is a file or a device.
+    pub fn data_dir(&mut self, what: &str) -> Result<(&mut DataDir, &Control<'_>)> {
+        let Env {
+            target, data, ctl, ..
+        } = self;
+        match data.as_deref_mut() {
+            Some(d) if target.kind == TargetKind::Directory => Ok((d, ctl)),
+            _ => Err(Error::WriteRefused {
+                path: target.path.clone(),
+                kind: target.kind.describe(),
+                what: what.to_string(),
+            }),
+        }
+    }
+
+    /// The region a single-file workload reads: on a directory, a trackbench WAV file of about
+    /// `size` bytes (laid out once and shared by workloads of the same run); on a file or a
+    /// device, all of it.
+    pub fn span(&mut self, size: u64) -> Result<Span> {
+        match self.target.kind {
+            TargetKind::Directory => {
+                let format = self.format;
+                let cached = self.io.cached;
+                let (dd, ctl) = self.data_dir("laying out test media")?;
+                let (mut spans, _) =
+                    dataset::ensure_wavs(dd, "span", 1, &format, size, cached, ctl)?;
+                Ok(spans.remove(0))
+            }
+            _ => dataset::existing_span(&self.target.path, self.io.cached),
+        }
+    }
+
+    /// Runs `pattern` over `spans` with this environment's backend and buffers of `buf_len`.
+    pub fn drive(
+        &self,
+        spans: &[&Span],
+        pattern: &mut dyn Pattern,
+        buf_len: u32,
+        limits: Limits,
+        label: &str,
+    ) -> Result<DriveStats> {
+        let files: Vec<&std::fs::File> = spans.iter().map(|s| &s.file).collect();
+        let mut backend = self.io.build(&files, buf_len as usize)?;
+        let dfs: Vec<_> = spans.iter().map(|s| s.drive_file()).collect();
+        drive(backend.as_mut(), &dfs, pattern, limits, label, &self.ctl)
+    }
+}
+
+/// One workload: settings in, rows of figures out.
+pub trait Workload {
+    /// Short name used on the command line and in documents (`seq`, `sweep` …).
+    fn name(&self) -> &'static str;
+    /// A title for tables.
+    fn title(&self) -> String;
+    /// Every setting, for the result document.
+    fn settings(&self) -> serde_json::Value;
+    /// One run. `run` counts from 0; patterns may seed their randomness with it.
+    fn run_once(&mut self, env: &mut Env<'_>, run: u32) -> Result<RunOutcome>;
+    /// Observations on the gathered figures (ratios, derived times).
+    fn notes(&self, _section: &Section) -> Vec<String> {
+        Vec::new()
+    }
+}
+
+/// What one run measured.
+#[derive(Debug, Default)]
+pub struct RunOutcome {
+    pub rows: Vec<RunRow>,
+    pub cached: bool,
+    pub direct_refused: bool,
+    pub interrupted: bool,
+    /// Observations that depend on the target rather than on the figures.
+    pub notes: Vec<String>,
+}
+
+impl RunOutcome {
+    /// Adds a row from a drive's figures, noting cache and interruption.
+    pub fn push(
+        &mut self,
+        label: impl Into<String>,
+        span_cached: bool,
+        s: &DriveStats,
+        extra: Vec<Metric>,
+    ) {
+        let mut metrics = standard_metrics(s);
+        metrics.extend(extra);
+        self.rows.push(RunRow {
+            label: label.into(),
+            metrics,
+        });
+        self.cached |= span_cached;
+        self.interrupted |= s.interrupted;
+    }
+}
+
+/// Rate, IOPS, latency and CPU of a drive: the columns every classic table shares.
+pub fn standard_metrics(s: &DriveStats) -> Vec<Metric> {
+    let mut lat = s.read.latency.clone();
+    lat.merge(&s.write.latency);
+    let l = lat.summary();
+    let secs = s.elapsed.as_secs_f64();
+    vec![
+        metric("rate_mb_per_s", "MB/s", mb_per_s(s.bytes(), s.elapsed)),
+        metric(
+            "iops",
+            "IOPS",
+            if secs > 0.0 {
+                s.ops() as f64 / secs
+            } else {
+                0.0
+            },
+        ),
+        metric("latency_us_mean", "µs", l.mean_us),
+        metric("latency_us_p50", "µs", l.p50_us),
+        metric("latency_us_p99", "µs", l.p99_us),
+        metric("latency_us_p999", "µs", l.p999_us),
+        metric("cpu_pct", "% of a core", s.cpu_pct()),
+        metric("cpu_s_per_gb", "CPU s/GB", s.cpu_s_per_gb()),
+    ]
+}
+
+/// Runs a workload `runs` times and gathers the figures. Stops early, marked interrupted, on a
+/// cancel; the runs finished so far are kept.
+pub fn run_repeated(w: &mut dyn Workload, env: &mut Env<'_>, runs: u32) -> Result<Section> {
+    if runs == 0 || runs > 1000 {
+        return Err(Error::invalid("runs", runs, "1 to 1000"));
+    }
+    let mut all = Vec::new();
+    let mut cached = false;
+    let mut refused = false;
+    let mut interrupted = false;
+    let mut run_notes: Vec<String> = Vec::new();
+    for r in 0..runs {
+        if env.ctl.cancelled() {
+            interrupted = true;
+            break;
+        }
+        let out = match w.run_once(env, r) {
+            Ok(o) => o,
+            Err(Error::Interrupted) => {
+                interrupted = true;
+                break;
+            }
+            Err(e) => return Err(e),
+        };
+        cached |= out.cached;
+        refused |= out.direct_refused;
+        interrupted |= out.interrupted;
+        for n in out.notes {
+            if !run_notes.contains(&n) {
+                run_notes.push(n);
+            }
+        }
+        if !out.rows.is_empty() {
+            all.push(out.rows);
+        }
+        if interrupted {
+            break;
+        }
+    }
+    if all.is_empty() && interrupted {
+        return Err(Error::Interrupted);
+    }
+    let mut s = Section::from_runs(w.name(), w.title(), w.settings(), &all);
+    s.cached = cached || env.io.cached;
+    s.interrupted = interrupted;
+    if refused {
+        s.notes.push(format!(
+            "O_DIRECT is not supported by this filesystem ({}): measured through the page cache; figures are labelled cached",
+            env.target.fs_type.as_deref().unwrap_or("unknown")
+        ));
+    } else if env.io.cached {
+        s.notes
+            .push("measured through the page cache (--cached): figures include caching".into());
+    }
+    for row in &s.rows {
+        if let Some(f) = row.figures.first() {
+            if let Some(dev) = f.spread.first_run_outlier() {
+                s.notes.push(format!(
+                    "{}: the first run was {:.0}% {} than the rest — a cache warming up? consider discarding it",
+                    row.label,
+                    dev.abs() * 100.0,
+                    if dev > 0.0 { "higher" } else { "lower" }
+                ));
+            }
+        }
+    }
+    s.notes.extend(w.notes(&s));
+    s.notes.extend(run_notes);
+    Ok(s)
+}
+
+/// Checks a block size: a multiple of 512 bytes, from 512 B to 64 MiB.
+pub fn check_block(what: &'static str, bytes: u64) -> Result<u32> {
+    if bytes == 0 || bytes % 512 != 0 || bytes > 64 << 20 {
+        return Err(Error::invalid(
+            what,
+            crate::units::fmt_size(bytes),
+            "a multiple of 512 bytes from 512 to 64M (e.g. 4K, 64K, 1M)",
+        ));
+    }
+    Ok(bytes as u32)
+}
+
+/// Checks a duration: more than nothing, at most a day.
+pub fn check_duration(what: &'static str, d: Duration) -> Result<Duration> {
+    if d.is_zero() || d > Duration::from_secs(86_400) {
+        return Err(Error::invalid(
+            what,
+            humantime::format_duration(d),
+            "more than 0 and at most 24h (e.g. 500ms, 10s, 2m)",
+        ));
+    }
+    Ok(d)
+}
+
+/// Checks that a span holds at least `needed` bytes.
+pub fn check_span(span: &Span, needed: u64) -> Result<()> {
+    if span.len() < needed {
+        return Err(Error::TooSmall {
+            path: span.path.clone(),
+            size: span.len(),
+            needed,
+        });
+    }
+    Ok(())
+}

@@ -1,0 +1,109 @@
+//! `seek`: random reads at queue depth 1 over the whole span of a file or a raw device (seeker):
+//! seeks per second and the random access time with its percentiles; with the spindle speed, the
+//! rotational share and the seek time it implies.
+
+use super::{Env, RunOutcome, Workload, check_span};
+use crate::error::Result;
+use crate::io::driver::Limits;
+use crate::result::{Section, metric};
+use crate::units::fmt_size;
+use crate::workloads::patterns::Random;
+use std::time::Duration;
+
+#[derive(Debug, Clone)]
+pub struct Seek {
+    pub block: u32,
+    pub duration: Duration,
+    /// Size of the test file on a directory target.
+    pub size: u64,
+    pub rpm: Option<u32>,
+}
+
+impl Seek {
+    /// Average rotational latency of a disk spinning at `rpm`: half a turn.
+    pub fn rotational_ms(rpm: u32) -> f64 {
+        30_000.0 / f64::from(rpm)
+    }
+}
+
+impl Workload for Seek {
+    fn name(&self) -> &'static str {
+        "seek"
+    }
+    fn title(&self) -> String {
+        format!("Random access, {} reads", fmt_size(self.block.into()))
+    }
+    fn settings(&self) -> serde_json::Value {
+        serde_json::json!({
+            "block_bytes": self.block,
+            "duration_s": self.duration.as_secs_f64(),
+            "size_bytes": self.size,
+            "rpm": self.rpm,
+        })
+    }
+
+    fn run_once(&mut self, env: &mut Env<'_>, run: u32) -> Result<RunOutcome> {
+        let span = env.span(self.size)?;
+        check_span(&span, 2 * u64::from(self.block))?;
+        let mut p = Random::new(
+            0,
+            span.start,
+            span.end,
+            self.block,
+            1.0,
+            0x5eec + u64::from(run),
+        );
+        let limits = Limits {
+            duration: Some(self.duration),
+            bytes: None,
+        };
+        let s = env.drive(&[&span], &mut p, self.block, limits, "random reads")?;
+        let l = s.read.latency.summary();
+        let mut extra = vec![
+            metric("span_bytes", "bytes", span.len() as f64),
+            metric("access_ms_mean", "ms", l.mean_us / 1000.0),
+        ];
+        if let Some(rpm) = self.rpm {
+            let rot = Self::rotational_ms(rpm);
+            extra.push(metric("rotational_ms", "ms", rot));
+            extra.push(metric(
+                "implied_seek_ms",
+                "ms",
+                (l.mean_us / 1000.0 - rot).max(0.0),
+            ));
+        }
+        let mut out = RunOutcome {
+            direct_refused: span.direct_refused,
+            ..RunOutcome::default()
+        };
+        out.push(
+            format!("random {}", fmt_size(self.block.into())),
+            span.cached,
+            &s,
+            extra,
+        );
+        Ok(out)
+    }
+
+    fn notes(&self, s: &Section) -> Vec<String> {
+        let mut n = Vec::new();
+        let Some(row) = s.rows.first() else { return n };
+        if let (Some(a), Some(rpm)) = (row.figure("access_ms_mean"), self.rpm) {
+            let rot = Self::rotational_ms(rpm);
+            if a.spread.median < rot {
+                n.push(format!(
+                    "the {:.2} ms access time is shorter than half a turn at {rpm} rpm ({rot:.2} ms): these reads did not wait for a platter (flash, or a cache in front of the disk)",
+                    a.spread.median
+                ));
+                return n;
+            }
+            n.push(format!(
+                "at {rpm} rpm, half a turn takes {rot:.2} ms: {:.0}% of the {:.2} ms access time; the rest ({:.2} ms) is seek and transfer",
+                100.0 * rot / a.spread.median.max(f64::MIN_POSITIVE),
+                a.spread.median,
+                (a.spread.median - rot).max(0.0)
+            ));
+        }
+        n
+    }
+}

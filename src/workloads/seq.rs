@@ -1,0 +1,109 @@
+//! `seq`: sustained sequential write and read of one large WAV file (hdparm -t, DskBench's single
+//! big file), with the naive track count the rate would suggest.
+
+use super::{Env, RunOutcome, Workload, check_span};
+use crate::dataset;
+use crate::error::Result;
+use crate::io::OpKind;
+use crate::io::driver::Limits;
+use crate::result::{Section, metric};
+use crate::target::TargetKind;
+use crate::units::fmt_size;
+use crate::workloads::patterns::Sequential;
+use serde::{Deserialize, Serialize};
+
+/// Which directions to measure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SeqMode {
+    Read,
+    Write,
+    Both,
+}
+
+#[derive(Debug, Clone)]
+pub struct Seq {
+    pub block: u32,
+    /// Bytes written, and read (at most the size of a file or device target).
+    pub size: u64,
+    pub mode: SeqMode,
+}
+
+impl Workload for Seq {
+    fn name(&self) -> &'static str {
+        "seq"
+    }
+    fn title(&self) -> String {
+        format!(
+            "Sequential transfer, {} requests over {}",
+            fmt_size(self.block.into()),
+            fmt_size(self.size)
+        )
+    }
+    fn settings(&self) -> serde_json::Value {
+        serde_json::json!({ "block_bytes": self.block, "size_bytes": self.size, "mode": self.mode })
+    }
+
+    fn run_once(&mut self, env: &mut Env<'_>, _run: u32) -> Result<RunOutcome> {
+        let mut out = RunOutcome::default();
+        let rate = env.format.bytes_per_second() as f64;
+        let tracks = |mb_s: f64| metric("tracks_naive", "tracks", (mb_s * 1e6 / rate).floor());
+        let mut written = None;
+        if self.mode != SeqMode::Read {
+            let (format, io) = (env.format, env.io);
+            let (dd, ctl) = env.data_dir("seq --mode write")?;
+            let (span, s) = dataset::write_wav(
+                dd,
+                "seq.wav",
+                &format!("seq:{}", self.size),
+                &format,
+                self.size,
+                self.block,
+                &io,
+                "sequential write",
+                ctl,
+            )?;
+            let mb = crate::units::mb_per_s(s.bytes(), s.elapsed);
+            out.push("write", span.cached, &s, vec![tracks(mb)]);
+            out.direct_refused |= span.direct_refused;
+            written = Some(span);
+        }
+        if self.mode != SeqMode::Write && !env.ctl.cancelled() {
+            let span = match written {
+                Some(s) => s,
+                None => env.span(self.size)?,
+            };
+            check_span(&span, u64::from(self.block))?;
+            let mut p = Sequential::new(OpKind::Read, 0, span.start, span.end, self.block, true);
+            let limits = Limits {
+                bytes: Some(self.size.min(span.len())),
+                duration: None,
+            };
+            let s = env.drive(&[&span], &mut p, self.block, limits, "sequential read")?;
+            let mb = crate::units::mb_per_s(s.bytes(), s.elapsed);
+            out.push("read", span.cached, &s, vec![tracks(mb)]);
+            out.direct_refused |= span.direct_refused;
+        }
+        Ok(out)
+    }
+
+    fn notes(&self, s: &Section) -> Vec<String> {
+        let mut n = Vec::new();
+        if let Some(r) = s.row("read").and_then(|r| r.figure("tracks_naive")) {
+            n.push(format!(
+                "{:.0} tracks is what the sequential read rate alone predicts; streaming many files at once gets fewer (see sweep)",
+                r.spread.median
+            ));
+        }
+        n
+    }
+}
+
+/// The default mode for a target: both directions on a directory, reading only elsewhere.
+pub fn default_mode(kind: TargetKind) -> SeqMode {
+    if kind == TargetKind::Directory {
+        SeqMode::Both
+    } else {
+        SeqMode::Read
+    }
+}
