@@ -98,7 +98,7 @@ impl Format {
 
 impl fmt::Display for Format {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let rate = if self.rate_hz % 1000 == 0 {
+        let rate = if self.rate_hz.is_multiple_of(1000) {
             format!("{}k", self.rate_hz / 1000)
         } else {
             format!("{}k", f64::from(self.rate_hz) / 1000.0)

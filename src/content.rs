@@ -31,7 +31,7 @@ pub struct FillState {
 /// `offset` and `buf.len()` must be multiples of `BLOCK`.
 pub fn fill(buf: &mut [u8], file_id: u32, offset: u64, state: &mut FillState) {
     assert!(
-        offset % BLOCK as u64 == 0 && buf.len() % BLOCK == 0,
+        offset.is_multiple_of(BLOCK as u64) && buf.len().is_multiple_of(BLOCK),
         "content fill must be block aligned: offset {offset}, len {}",
         buf.len()
     );

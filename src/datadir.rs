@@ -154,13 +154,13 @@ impl DataDir {
         self.save()
     }
 
-    /// Fails unless `bytes` more fit on the filesystem with a margin (1% of its size, at least
-    /// 64 MiB) to spare.
+    /// Fails unless `bytes` more fit on the filesystem with a margin to spare: 1% of its size, and
+    /// at least 64 MiB (or 5% on filesystems too small for that).
     pub fn ensure_space(&self, bytes: u64) -> Result<()> {
         let Some((total, free)) = crate::target::space(&self.root) else {
             return Ok(());
         };
-        let needed = bytes + (total / 100).max(64 << 20);
+        let needed = bytes + (total / 100).max((64 << 20u64).min(total / 20));
         if needed > free {
             return Err(Error::NoSpace {
                 path: self.root.clone(),

@@ -223,15 +223,16 @@ fn measure(
             Err(e) => doc.warnings.push(format!("cleanup incomplete: {e}")),
         }
     }
-    if let Some(e) = &failure {
-        doc.warnings.push(format!("stopped by an error: {e}"));
-    }
     doc.finish();
     if is_suite && !doc.sections.is_empty() {
         let _ = write!(out, "\n{}", summary(&doc, &settings.format));
     }
     for w in &doc.warnings {
         let _ = writeln!(out, "warning: {w}");
+    }
+    // The error itself goes to stderr below; the document records it too.
+    if let Some(e) = &failure {
+        doc.warnings.push(format!("stopped by an error: {e}"));
     }
     if let Some(j) = &common.json {
         if json_to_stdout {
@@ -294,14 +295,14 @@ fn summary(doc: &ResultDoc, format: &trackbench::audio::Format) -> String {
             ));
         }
     }
-    if let Some(s) = sec("seek").and_then(|s| s.rows.first()) {
-        if let (Some(i), Some(a)) = (s.figure("iops"), s.figure("access_ms_mean")) {
-            lines.push(format!(
-                "  random access     {} seeks/s, {} ms each",
-                fmt_figure(i.spread.median),
-                fmt_figure(a.spread.median)
-            ));
-        }
+    if let Some(s) = sec("seek").and_then(|s| s.rows.first())
+        && let (Some(i), Some(a)) = (s.figure("iops"), s.figure("access_ms_mean"))
+    {
+        lines.push(format!(
+            "  random access     {} seeks/s, {} ms each",
+            fmt_figure(i.spread.median),
+            fmt_figure(a.spread.median)
+        ));
     }
     lines.push(
         "  (tracks here are throughput ÷ per-track rate, with no real-time deadlines checked)"

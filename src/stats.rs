@@ -18,6 +18,12 @@ impl Default for LatencyHist {
     }
 }
 
+impl std::fmt::Debug for LatencyHist {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "LatencyHist({:?})", self.summary())
+    }
+}
+
 impl LatencyHist {
     pub fn record(&mut self, d: Duration) {
         let ns = (d.as_nanos() as u64).clamp(1, 100_000_000_000);
@@ -55,16 +61,18 @@ pub struct LatencySummary {
     pub max_us: f64,
 }
 
-/// CPU time used by the calling thread so far (user + system), in seconds.
+/// CPU time used by the calling thread so far (user + system), in seconds, from the thread's
+/// CPU clock (nanosecond resolution, unlike getrusage's tick-sampled split).
 pub fn thread_cpu_s() -> f64 {
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: ru is a valid out-pointer; RUSAGE_THREAD is supported on Linux >= 2.6.26.
-    let r = unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
-    if r != 0 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: ts is a valid out-pointer.
+    if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } != 0 {
         return 0.0;
     }
-    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    tv(ru.ru_utime) + tv(ru.ru_stime)
+    ts.tv_sec as f64 + ts.tv_nsec as f64 / 1e9
 }
 
 /// Median, extremes and coefficient of variation of one figure over repeated runs.

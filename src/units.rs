@@ -40,7 +40,7 @@ pub fn fmt_size(bytes: u64) -> String {
     for (name, unit) in UNITS {
         if bytes >= unit {
             let v = bytes as f64 / unit as f64;
-            return if bytes % unit == 0 {
+            return if bytes.is_multiple_of(unit) {
                 format!("{}{name}", bytes / unit)
             } else if v >= 100.0 {
                 format!("{v:.0}{name}")

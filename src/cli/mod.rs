@@ -302,12 +302,12 @@ impl SeqArgs {
 
 impl SeekArgs {
     pub fn workload(&self) -> Result<Seek> {
-        if let Some(rpm) = self.rpm {
-            if !(1000..=30_000).contains(&rpm) {
-                bail!(
-                    "invalid rpm {rpm}: a spindle speed from 1000 to 30000 (e.g. 5400, 7200, 10000, 15000)"
-                );
-            }
+        if let Some(rpm) = self.rpm
+            && !(1000..=30_000).contains(&rpm)
+        {
+            bail!(
+                "invalid rpm {rpm}: a spindle speed from 1000 to 30000 (e.g. 5400, 7200, 10000, 15000)"
+            );
         }
         Ok(Seek {
             block: block("block size", &self.block)?,

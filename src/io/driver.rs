@@ -40,7 +40,7 @@ pub struct Limits {
 }
 
 /// Totals of one direction.
-#[derive(Clone, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct DirStats {
     pub ops: u64,
     pub bytes: u64,
@@ -48,7 +48,7 @@ pub struct DirStats {
 }
 
 /// What one drive measured.
-#[derive(Clone)]
+#[derive(Debug, Clone)]
 pub struct DriveStats {
     pub read: DirStats,
     pub write: DirStats,

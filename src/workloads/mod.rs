@@ -21,6 +21,9 @@ use crate::target::{TargetInfo, TargetKind};
 use crate::units::mb_per_s;
 use std::time::Duration;
 
+/// Filesystems that live in RAM: whatever O_DIRECT says, nothing reaches a disk.
+const MEMORY_FILESYSTEMS: [&str; 2] = ["tmpfs", "ramfs"];
+
 /// What every workload runs against.
 pub struct Env<'a> {
     pub target: &'a TargetInfo,
@@ -198,9 +201,18 @@ pub fn run_repeated(w: &mut dyn Workload, env: &mut Env<'_>, runs: u32) -> Resul
         return Err(Error::Interrupted);
     }
     let mut s = Section::from_runs(w.name(), w.title(), w.settings(), &all);
-    s.cached = cached || env.io.cached;
+    let memory_fs = env
+        .target
+        .fs_type
+        .as_deref()
+        .filter(|t| MEMORY_FILESYSTEMS.contains(t));
+    s.cached = cached || env.io.cached || memory_fs.is_some();
     s.interrupted = interrupted;
-    if refused {
+    if let Some(fs) = memory_fs {
+        s.notes.push(format!(
+            "{fs} keeps files in memory: these figures are RAM speed, not a disk's, and are labelled cached"
+        ));
+    } else if refused {
         s.notes.push(format!(
             "O_DIRECT is not supported by this filesystem ({}): measured through the page cache; figures are labelled cached",
             env.target.fs_type.as_deref().unwrap_or("unknown")
@@ -210,15 +222,15 @@ pub fn run_repeated(w: &mut dyn Workload, env: &mut Env<'_>, runs: u32) -> Resul
             .push("measured through the page cache (--cached): figures include caching".into());
     }
     for row in &s.rows {
-        if let Some(f) = row.figures.first() {
-            if let Some(dev) = f.spread.first_run_outlier() {
-                s.notes.push(format!(
+        if let Some(f) = row.figures.first()
+            && let Some(dev) = f.spread.first_run_outlier()
+        {
+            s.notes.push(format!(
                     "{}: the first run was {:.0}% {} than the rest — a cache warming up? consider discarding it",
                     row.label,
                     dev.abs() * 100.0,
                     if dev > 0.0 { "higher" } else { "lower" }
                 ));
-            }
         }
     }
     s.notes.extend(w.notes(&s));
@@ -228,7 +240,7 @@ pub fn run_repeated(w: &mut dyn Workload, env: &mut Env<'_>, runs: u32) -> Resul
 
 /// Checks a block size: a multiple of 512 bytes, from 512 B to 64 MiB.
 pub fn check_block(what: &'static str, bytes: u64) -> Result<u32> {
-    if bytes == 0 || bytes % 512 != 0 || bytes > 64 << 20 {
+    if bytes == 0 || !bytes.is_multiple_of(512) || bytes > 64 << 20 {
         return Err(Error::invalid(
             what,
             crate::units::fmt_size(bytes),

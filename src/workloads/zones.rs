@@ -94,15 +94,15 @@ impl Workload for Zones {
             .iter()
             .filter_map(|r| r.figure("rate_mb_per_s").map(|f| f.spread.median))
             .collect();
-        if let (Some(first), Some(last)) = (rates.first(), rates.last()) {
-            if *first > 0.0 {
-                n.push(format!(
-                    "the end runs at {:.0}% of the start's rate ({} per point, {} reads)",
-                    100.0 * last / first,
-                    fmt_size(self.bytes_per_point),
-                    fmt_size(self.block.into())
-                ));
-            }
+        if let (Some(first), Some(last)) = (rates.first(), rates.last())
+            && *first > 0.0
+        {
+            n.push(format!(
+                "the end runs at {:.0}% of the start's rate ({} per point, {} reads)",
+                100.0 * last / first,
+                fmt_size(self.bytes_per_point),
+                fmt_size(self.block.into())
+            ));
         }
         n
     }

@@ -1,0 +1,528 @@
+//! Integration tests: the real binary on temporary directories — result documents, cleanup,
+//! locking, interruption, read-only targets and the messages for bad input.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::Value;
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+fn tb() -> Command {
+    Command::cargo_bin("trackbench").expect("binary built")
+}
+
+/// Runs trackbench with `args` plus `--json FILE -q`, checks it succeeded, returns the document.
+fn run_json(dir: &Path, args: &[&str]) -> Value {
+    let json = dir.join("result.json");
+    let mut c = tb();
+    c.args(args).arg("--json").arg(&json).arg("-q");
+    let out = c.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?} failed: {}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let v: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    std::fs::remove_file(&json).unwrap();
+    v
+}
+
+fn figure(doc: &Value, row: &str, name: &str) -> f64 {
+    let rows = doc["sections"][0]["rows"].as_array().unwrap();
+    let r = rows
+        .iter()
+        .find(|r| r["label"] == row)
+        .unwrap_or_else(|| panic!("no row {row} in {rows:?}"));
+    let f = r["figures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["name"] == name)
+        .unwrap_or_else(|| panic!("no {name} in {r}"));
+    f["median"].as_f64().unwrap()
+}
+
+fn assert_clean(dir: &Path) {
+    let leftover: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert!(
+        !dir.join("trackbench-data").exists(),
+        "trackbench left data behind: {leftover:?}"
+    );
+}
+
+#[test]
+fn seq_writes_a_document_and_leaves_nothing() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path().to_str().unwrap();
+    let v = run_json(
+        t.path(),
+        &["seq", d, "--size", "8M", "--block", "256K", "--runs", "3"],
+    );
+    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["tool"]["name"], "trackbench");
+    assert_eq!(v["target"]["kind"], "directory");
+    assert!(v["target"]["fs_type"].is_string());
+    assert!(v["host"]["cpus"].as_u64().unwrap() >= 1);
+    assert_eq!(v["interrupted"], false);
+    let s = &v["sections"][0];
+    assert_eq!(s["workload"], "seq");
+    assert_eq!(s["settings"]["block_bytes"], 262144);
+    assert_eq!(s["runs"], 3);
+    for row in ["write", "read"] {
+        assert!(figure(&v, row, "rate_mb_per_s") > 0.0);
+        let tracks = figure(&v, row, "tracks_naive");
+        let rate = figure(&v, row, "rate_mb_per_s");
+        assert!(
+            (tracks - (rate * 1e6 / 144_000.0).floor()).abs() <= 1.0 + rate * 1e6 / 144_000.0 * 0.2
+        );
+    }
+    let f = &s["rows"][0]["figures"][0];
+    assert_eq!(f["runs"].as_array().unwrap().len(), 3);
+    assert!(f["min"].as_f64() <= f["median"].as_f64() && f["median"].as_f64() <= f["max"].as_f64());
+    assert!(f["cv"].as_f64().unwrap() >= 0.0);
+    assert_clean(t.path());
+}
+
+#[test]
+fn every_classic_workload_runs_and_cleans_up() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path().to_str().unwrap();
+    let v = run_json(
+        t.path(),
+        &[
+            "seek",
+            d,
+            "--duration",
+            "300ms",
+            "--size",
+            "8M",
+            "--rpm",
+            "7200",
+        ],
+    );
+    assert!(figure(&v, "random 4K", "iops") > 0.0);
+    assert!(figure(&v, "random 4K", "latency_us_p99") >= figure(&v, "random 4K", "latency_us_p50"));
+    assert_eq!(figure(&v, "random 4K", "rotational_ms"), 30000.0 / 7200.0);
+    assert_clean(t.path());
+
+    let v = run_json(
+        t.path(),
+        &["access", d, "--duration", "200ms", "--size", "8M"],
+    );
+    for row in ["same sector", "sequential", "random"] {
+        assert!(figure(&v, row, "rate_mb_per_s") > 0.0, "{row}");
+    }
+    assert_clean(t.path());
+
+    let v = run_json(t.path(), &["mix", d, "--duration", "200ms", "--size", "8M"]);
+    assert!(figure(&v, "32K sequential write", "write_iops") > 0.0);
+    assert_eq!(figure(&v, "32K sequential write", "read_iops"), 0.0);
+    let r = figure(&v, "8K random 70% read", "read_iops");
+    let w = figure(&v, "8K random 70% read", "write_iops");
+    assert!(r > w && w > 0.0, "70/30 mix: {r} reads/s, {w} writes/s");
+    assert_clean(t.path());
+
+    let v = run_json(
+        t.path(),
+        &[
+            "zones",
+            d,
+            "--points",
+            "4",
+            "--per-point",
+            "1M",
+            "--size",
+            "8M",
+        ],
+    );
+    assert_eq!(v["sections"][0]["rows"].as_array().unwrap().len(), 4);
+    assert_clean(t.path());
+
+    let v = run_json(
+        t.path(),
+        &[
+            "sweep",
+            d,
+            "--files",
+            "3",
+            "--blocks",
+            "4K,64K",
+            "--file-size",
+            "2M",
+            "--duration",
+            "200ms",
+            "--format",
+            "44.1k/16/stereo",
+        ],
+    );
+    let tracks = figure(&v, "64K", "tracks");
+    let rate = figure(&v, "64K", "rate_mb_per_s");
+    assert_eq!(tracks, (rate * 1e6 / 176_400.0).floor());
+    // 2 s of 44.1k/16/stereo = 352,800 bytes: six 64K blocks per track.
+    assert_eq!(figure(&v, "64K", "ram_per_track_bytes"), 6.0 * 65536.0);
+    assert_eq!(figure(&v, "64K", "ram_total_bytes"), 6.0 * 65536.0 * tracks);
+    assert_clean(t.path());
+}
+
+#[test]
+fn io_uring_backend_and_cached_mode() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path().to_str().unwrap();
+    let v = run_json(
+        t.path(),
+        &[
+            "seek",
+            d,
+            "--duration",
+            "300ms",
+            "--size",
+            "8M",
+            "--qd",
+            "8",
+        ],
+    );
+    assert!(figure(&v, "random 4K", "iops") > 0.0);
+    let v = run_json(t.path(), &["seq", d, "--size", "4M", "--cached"]);
+    assert_eq!(v["cached"], true);
+    assert_eq!(v["sections"][0]["cached"], true);
+    assert_clean(t.path());
+}
+
+#[test]
+fn keep_reuses_and_clean_removes() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path().to_str().unwrap();
+    run_json(
+        t.path(),
+        &["seek", d, "--duration", "100ms", "--size", "4M", "--keep"],
+    );
+    let data = t.path().join("trackbench-data");
+    assert!(data.join("span-0000.wav").exists());
+    let before = std::fs::metadata(data.join("span-0000.wav"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    run_json(
+        t.path(),
+        &["seek", d, "--duration", "100ms", "--size", "4M", "--keep"],
+    );
+    let after = std::fs::metadata(data.join("span-0000.wav"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    assert_eq!(
+        before, after,
+        "a matching kept data set is reused, not rewritten"
+    );
+    std::fs::write(data.join("notes.txt"), "mine").unwrap();
+    tb().args(["clean", d]).assert().success().stdout(
+        predicate::str::contains("removed 1 file").and(predicate::str::contains("notes.txt")),
+    );
+    assert!(!data.join("span-0000.wav").exists());
+    assert!(
+        data.join("notes.txt").exists(),
+        "clean leaves files trackbench did not create"
+    );
+}
+
+#[test]
+fn a_second_run_on_the_same_target_refuses() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path().to_str().unwrap();
+    let held = trackbench::datadir::DataDir::open(t.path(), false).unwrap();
+    tb().args(["seek", d, "--duration", "100ms", "--size", "4M"])
+        .assert()
+        .failure()
+        .stderr(
+            predicate::str::contains("in use by another trackbench run")
+                .and(predicate::str::contains(std::process::id().to_string())),
+        );
+    drop(held);
+    assert_clean(t.path());
+}
+
+#[test]
+fn ctrl_c_stops_promptly_saves_and_cleans_up() {
+    let t = tempfile::tempdir().unwrap();
+    let json = t.path().join("r.json");
+    let target = t.path().join("target");
+    std::fs::create_dir(&target).unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("trackbench");
+    let mut child = std::process::Command::new(bin)
+        .args([
+            "access",
+            target.to_str().unwrap(),
+            "--duration",
+            "20s",
+            "--size",
+            "8M",
+            "-q",
+            "--json",
+        ])
+        .arg(&json)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait for the measurement to be under way.
+    let start = Instant::now();
+    while !target.join("trackbench-data/span-0000.wav").exists()
+        && start.elapsed() < Duration::from_secs(20)
+    {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(1500));
+    let sent = Instant::now();
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    assert!(
+        sent.elapsed() < Duration::from_secs(2),
+        "took {:?} to stop",
+        sent.elapsed()
+    );
+    assert_eq!(status.code(), Some(130));
+    assert_clean(&target);
+    let v: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(v["interrupted"], true);
+    assert_eq!(v["sections"][0]["interrupted"], true);
+    assert!(
+        figure(&v, "same sector", "rate_mb_per_s") > 0.0,
+        "what was measured is kept"
+    );
+}
+
+#[test]
+fn sigterm_also_stops_and_cleans_up() {
+    let t = tempfile::tempdir().unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("trackbench");
+    let mut child = std::process::Command::new(bin)
+        .args([
+            "seek",
+            t.path().to_str().unwrap(),
+            "--duration",
+            "20s",
+            "--size",
+            "8M",
+            "-q",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while !t.path().join("trackbench-data/span-0000.wav").exists()
+        && start.elapsed() < Duration::from_secs(20)
+    {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    assert_clean(t.path());
+}
+
+#[test]
+fn a_users_file_is_read_but_never_written() {
+    let t = tempfile::tempdir().unwrap();
+    let f = t.path().join("take.wav");
+    let content: Vec<u8> = (0..4 << 20)
+        .map(|i: u32| (i.wrapping_mul(2654435761) >> 13) as u8)
+        .collect();
+    std::fs::write(&f, &content).unwrap();
+    let p = f.to_str().unwrap();
+    let v = run_json(t.path(), &["seek", p, "--duration", "200ms"]);
+    assert_eq!(v["target"]["kind"], "file");
+    assert!(figure(&v, "random 4K", "iops") > 0.0);
+    run_json(t.path(), &["seq", p, "--size", "4M"]);
+    tb().args(["seq", p, "--mode", "write"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("never writes"));
+    tb().args(["mix", p])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("never writes"));
+    assert_eq!(
+        std::fs::read(&f).unwrap(),
+        content,
+        "the user's file is unchanged"
+    );
+    assert!(!t.path().join("trackbench-data").exists());
+}
+
+#[test]
+fn bad_input_gets_one_clear_line() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path().to_str().unwrap();
+    let f = t.path().join("file");
+    std::fs::write(&f, b"x").unwrap();
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["seq", "/no/such/dir"], "/no/such/dir: no such file"),
+        (vec!["run", f.to_str().unwrap()], "run needs a directory"),
+        (vec!["sweep", f.to_str().unwrap()], "never writes"),
+        (vec!["seq", d, "--block", "1000"], "multiple of 512"),
+        (vec!["seq", d, "--size", "lots"], "\"lots\""),
+        (vec!["seq", d, "--size", "1K"], "from 1M"),
+        (vec!["seek", d, "--duration", "0s"], "more than 0"),
+        (vec!["seek", d, "--duration", "forever"], "\"forever\""),
+        (vec!["seq", d, "--runs", "0"], "1 to 1000"),
+        (vec!["sweep", d, "--files", "0"], "1 to 10000"),
+        (vec!["zones", d, "--points", "1"], "2 to 1000"),
+        (vec!["mix", d, "--read-pct", "150"], "0 to 100"),
+        (vec!["seq", d, "--format", "48k/20/mono"], "48k/24/mono"),
+        (
+            vec!["seek", d, "--backend", "sync", "--qd", "8"],
+            "--backend uring",
+        ),
+        (vec!["seek", d, "--qd", "0"], "queue depth"),
+        (vec!["seek", d, "--rpm", "12"], "spindle speed"),
+        (vec!["seek", f.to_str().unwrap()], "too small"),
+    ];
+    for (args, msg) in cases {
+        let out = tb().args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?} should fail");
+        assert!(err.contains(msg), "{args:?}: expected {msg:?} in {err:?}");
+        assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
+        assert_eq!(
+            err.trim().lines().count(),
+            1,
+            "{args:?}: one line, got {err:?}"
+        );
+    }
+    assert_clean(t.path());
+}
+
+#[test]
+fn tmpfs_falls_back_to_cached_with_a_label() {
+    let t = tempfile::tempdir().unwrap();
+    if !mount(&[
+        "-t",
+        "tmpfs",
+        "-o",
+        "size=128m",
+        "tbtest",
+        t.path().to_str().unwrap(),
+    ]) {
+        eprintln!("skipped: cannot mount tmpfs here (needs root)");
+        return;
+    }
+    let _g = Unmount(t.path().to_path_buf());
+    let out_dir = tempfile::tempdir().unwrap();
+    let json = out_dir.path().join("r.json");
+    tb().args([
+        "seq",
+        t.path().to_str().unwrap(),
+        "--size",
+        "4M",
+        "-q",
+        "--json",
+    ])
+    .arg(&json)
+    .assert()
+    .success()
+    .stdout(predicate::str::contains("[cached]"));
+    let v: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(v["cached"], true);
+    assert_eq!(v["target"]["fs_type"], "tmpfs");
+    let notes = v["sections"][0]["notes"].to_string();
+    // Older kernels refuse O_DIRECT on tmpfs, newer ones accept it; either way it is memory.
+    assert!(
+        notes.contains("O_DIRECT is not supported") || notes.contains("RAM speed"),
+        "{notes}"
+    );
+    assert_clean(t.path());
+}
+
+#[test]
+fn a_read_only_directory_is_refused_clearly() {
+    let t = tempfile::tempdir().unwrap();
+    if !mount(&[
+        "-t",
+        "tmpfs",
+        "-o",
+        "ro,size=1m",
+        "tbro",
+        t.path().to_str().unwrap(),
+    ]) {
+        eprintln!("skipped: cannot mount a read-only tmpfs here (needs root)");
+        return;
+    }
+    let _g = Unmount(t.path().to_path_buf());
+    tb().args(["seq", t.path().to_str().unwrap()])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("read-only"));
+}
+
+#[test]
+fn block_devices_are_measured_read_only() {
+    let t = tempfile::tempdir().unwrap();
+    let img = t.path().join("disk.img");
+    let content: Vec<u8> = (0..32u32 << 20).map(|i| (i % 251) as u8).collect();
+    std::fs::write(&img, &content).unwrap();
+    let out = std::process::Command::new("losetup")
+        .args(["-f", "--show"])
+        .arg(&img)
+        .output();
+    let dev = match out {
+        Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).trim().to_string(),
+        _ => {
+            eprintln!("skipped: cannot attach a loop device here (needs root and losetup)");
+            return;
+        }
+    };
+    struct Detach(String);
+    impl Drop for Detach {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("losetup")
+                .args(["-d", &self.0])
+                .status();
+        }
+    }
+    let _d = Detach(dev.clone());
+    let v = run_json(t.path(), &["seek", &dev, "--duration", "300ms"]);
+    assert_eq!(v["target"]["kind"], "block_device");
+    assert_eq!(figure(&v, "random 4K", "span_bytes"), (32u64 << 20) as f64);
+    let v = run_json(t.path(), &["zones", &dev, "--per-point", "1M"]);
+    assert_eq!(v["sections"][0]["rows"].as_array().unwrap().len(), 16);
+    run_json(t.path(), &["access", &dev, "--duration", "100ms"]);
+    run_json(t.path(), &["seq", &dev, "--size", "16M"]);
+    for args in [
+        vec!["seq", &dev, "--mode", "write"],
+        vec!["mix", &dev],
+        vec!["sweep", &dev],
+        vec!["run", &dev],
+    ] {
+        tb().args(&args)
+            .assert()
+            .failure()
+            .stderr(predicate::str::contains("block device"));
+    }
+    assert_eq!(
+        std::fs::read(&img).unwrap(),
+        content,
+        "the device was never written"
+    );
+}
+
+fn mount(args: &[&str]) -> bool {
+    std::process::Command::new("mount")
+        .args(args)
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+struct Unmount(std::path::PathBuf);
+impl Drop for Unmount {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+    }
+}
