@@ -526,3 +526,28 @@ impl Drop for Unmount {
         let _ = std::process::Command::new("umount").arg(&self.0).status();
     }
 }
+
+#[test]
+fn run_is_the_standard_suite_with_a_summary() {
+    let t = tempfile::tempdir().unwrap();
+    let json = t.path().join("run.json");
+    let target = t.path().join("disk");
+    std::fs::create_dir(&target).unwrap();
+    let out = tb()
+        .current_dir(&target)
+        .args(["run", "-q", "--json"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("Summary (48k/24/mono, 144 kB/s per track)"), "{stdout}");
+    assert!(stdout.contains("tracks if streaming cost nothing"), "{stdout}");
+    let v: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let names: Vec<_> = v["sections"].as_array().unwrap().iter().map(|s| s["workload"].as_str().unwrap().to_string()).collect();
+    assert_eq!(names, ["seq", "seek", "access", "mix", "zones", "sweep"]);
+    assert_eq!(v["sections"][5]["rows"].as_array().unwrap().len(), 9, "sweep covers 4K..1M");
+    // The current directory is the default target.
+    assert_eq!(v["target"]["path"], std::fs::canonicalize(&target).unwrap().to_str().unwrap());
+    assert_clean(&target);
+}

@@ -122,8 +122,9 @@ pub fn drive(
                 stopping = true;
                 break;
             }
-            let now = Instant::now();
-            if deadline.is_some_and(|d| now >= d) {
+            // The last completion's time is recent enough for the deadline: one clock read less
+            // per request.
+            if deadline.is_some_and(|d| last_completion >= d) {
                 stopping = true;
                 break;
             }
