@@ -64,7 +64,7 @@ def main():
 
     def fio_write():
         try:
-            return fio(["--filename=" + fio_seqw, "--size=1G", "--bs=1M", "--rw=write", "--ioengine=psync"], "write")
+            return fio(["--filename=" + fio_seqw, "--size=1G", "--bs=1M", "--rw=write", "--ioengine=psync", "--fallocate=none"], "write")
         finally:
             os.remove(fio_seqw)
 

@@ -49,6 +49,37 @@ pub fn fill(buf: &mut [u8], file_id: u32, offset: u64, state: &mut FillState) {
     }
 }
 
+/// Writes the content of bytes `offset .. offset + buf.len()` of file `file_id`, for any (unaligned)
+/// range: what a recorder produces one audio period at a time.
+pub fn fill_range(buf: &mut [u8], file_id: u32, offset: u64) {
+    let pool = pool();
+    let mut tag = [0u8; TAG_LEN];
+    let mut done = 0usize;
+    while done < buf.len() {
+        let at = offset + done as u64;
+        let block_start = at / BLOCK as u64 * BLOCK as u64;
+        let in_block = (at - block_start) as usize;
+        let n = (BLOCK - in_block).min(buf.len() - done);
+        let out = &mut buf[done..done + n];
+        let p = ((block_start / BLOCK as u64) % POOL_BLOCKS) as usize * BLOCK;
+        out.copy_from_slice(&pool[p + in_block..p + in_block + n]);
+        if in_block < TAG_LEN {
+            write_tag(&mut tag, file_id, block_start);
+            let k = (TAG_LEN - in_block).min(n);
+            out[..k].copy_from_slice(&tag[in_block..in_block + k]);
+        }
+        done += n;
+    }
+}
+
+/// Checks the one tag at `block_offset` (a multiple of `BLOCK`) given its 16 bytes.
+pub fn check_tag(tag: &[u8], file_id: u32, block_offset: u64) -> bool {
+    tag.len() >= TAG_LEN
+        && tag[0..4] == MAGIC
+        && tag[4..8] == file_id.to_le_bytes()
+        && tag[8..16] == block_offset.to_le_bytes()
+}
+
 fn write_tag(block: &mut [u8], file_id: u32, offset: u64) {
     block[0..4].copy_from_slice(&MAGIC);
     block[4..8].copy_from_slice(&file_id.to_le_bytes());
@@ -135,6 +166,22 @@ mod tests {
         let mut fresh = vec![0u8; 2 * BLOCK];
         fill(&mut fresh, 1, BLOCK as u64, &mut FillState::default());
         assert_eq!(a, fresh);
+    }
+
+    #[test]
+    fn unaligned_ranges_match_whole_blocks() {
+        let mut whole = vec![0u8; 3 * BLOCK];
+        fill(&mut whole, 5, 4096, &mut FillState::default());
+        let mut pieces = vec![0u8; 3 * BLOCK];
+        let mut at = 0;
+        for n in [7usize, 768, 5000, 1, 3000, 3512] {
+            fill_range(&mut pieces[at..at + n], 5, 4096 + at as u64);
+            at += n;
+        }
+        assert_eq!(at, 3 * BLOCK);
+        assert_eq!(whole, pieces);
+        assert!(check_tag(&whole[BLOCK..], 5, 8192));
+        assert!(!check_tag(&whole[BLOCK..], 5, 4096));
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! megabytes, IOPS and latencies underneath. This library measures and never prints.
 
 pub mod audio;
+pub mod clock;
 pub mod content;
 pub mod control;
 pub mod datadir;
@@ -12,6 +13,7 @@ pub mod io;
 pub mod report;
 pub mod result;
 pub mod stats;
+pub mod stream;
 pub mod target;
 pub mod units;
 pub mod workloads;

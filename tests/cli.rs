@@ -540,14 +540,36 @@ fn run_is_the_standard_suite_with_a_summary() {
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(stdout.contains("Summary (48k/24/mono, 144 kB/s per track)"), "{stdout}");
-    assert!(stdout.contains("tracks if streaming cost nothing"), "{stdout}");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("Summary (48k/24/mono, 144 kB/s per track)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("tracks if streaming cost nothing"),
+        "{stdout}"
+    );
     let v: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
-    let names: Vec<_> = v["sections"].as_array().unwrap().iter().map(|s| s["workload"].as_str().unwrap().to_string()).collect();
+    let names: Vec<_> = v["sections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["workload"].as_str().unwrap().to_string())
+        .collect();
     assert_eq!(names, ["seq", "seek", "access", "mix", "zones", "sweep"]);
-    assert_eq!(v["sections"][5]["rows"].as_array().unwrap().len(), 9, "sweep covers 4K..1M");
+    assert_eq!(
+        v["sections"][5]["rows"].as_array().unwrap().len(),
+        9,
+        "sweep covers 4K..1M"
+    );
     // The current directory is the default target.
-    assert_eq!(v["target"]["path"], std::fs::canonicalize(&target).unwrap().to_str().unwrap());
+    assert_eq!(
+        v["target"]["path"],
+        std::fs::canonicalize(&target).unwrap().to_str().unwrap()
+    );
     assert_clean(&target);
 }

@@ -45,8 +45,9 @@ impl Workload for Zones {
         let n = u64::from(self.points);
         let bs = u64::from(self.block);
         check_span(&span, n * bs)?;
-        let stride = span.len() / n / 4096 * 4096;
-        let per_point = self.bytes_per_point.min(stride).max(bs);
+        // Points spread so that the first reads the very start and the last ends at the very end.
+        let per_point = (self.bytes_per_point.min(span.len() / n) / 4096 * 4096).max(bs);
+        let stride = (span.len() - per_point) / (n - 1) / 4096 * 4096;
         let mut out = RunOutcome {
             direct_refused: span.direct_refused,
             ..RunOutcome::default()
@@ -58,14 +59,18 @@ impl Workload for Zones {
                 out.interrupted = true;
                 break;
             }
-            let start = span.start + i * stride;
-            let end = (start + per_point).min(span.end);
+            let start = if i + 1 == n {
+                span.end - per_point
+            } else {
+                span.start + i * stride
+            };
+            let end = start + per_point;
             let mut p = Sequential::new(OpKind::Read, 0, start, end, self.block, true);
             let limits = Limits {
                 duration: Some(self.duration),
                 bytes: Some(per_point),
             };
-            let pct = 100.0 * (i * stride) as f64 / span.len() as f64;
+            let pct = 100.0 * (start - span.start) as f64 / span.len() as f64;
             let label = format!("{:>2} at {:>3.0}%", i + 1, pct);
             let s = env.drive(
                 &[&span],
@@ -98,7 +103,7 @@ impl Workload for Zones {
             && *first > 0.0
         {
             n.push(format!(
-                "the end runs at {:.0}% of the start's rate ({} per point, {} reads)",
+                "the end runs at {:.0}% of the start's rate (up to {} per point, {} reads)",
                 100.0 * last / first,
                 fmt_size(self.bytes_per_point),
                 fmt_size(self.block.into())
