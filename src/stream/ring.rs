@@ -31,7 +31,7 @@ impl Ring {
     /// `chunk` must be a multiple of 4096 (O_DIRECT). Without `with_memory` only counters are kept.
     pub fn new(capacity_bytes: u64, chunk: u64, with_memory: bool) -> Ring {
         assert!(
-            chunk > 0 && chunk % 4096 == 0,
+            chunk > 0 && chunk.is_multiple_of(4096),
             "ring chunk {chunk} must be a multiple of 4096"
         );
         let slots = capacity_bytes.div_ceil(chunk).max(2);
