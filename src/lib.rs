@@ -2,6 +2,7 @@
 //! megabytes, IOPS and latencies underneath. This library measures and never prints.
 
 pub mod audio;
+pub mod capacity;
 pub mod clock;
 pub mod content;
 pub mod control;

@@ -1,0 +1,211 @@
+//! The search for the largest count that passes: from a first guess, exponential steps until the
+//! answer is bracketed, bisection until the bracket is within a tolerance, then a confirmation run
+//! at the answer. Every probe is kept.
+
+use crate::error::Result;
+use crate::stream::Verdict;
+use serde::{Deserialize, Serialize};
+
+/// One run of the search.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Probe {
+    pub count: u32,
+    pub verdict: Verdict,
+    pub worst_headroom_pct: f64,
+    pub xruns: u64,
+    /// The confirmation run at the answer.
+    pub confirmation: bool,
+}
+
+/// What a probe reports back to the search.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ProbeResult {
+    pub verdict: Verdict,
+    pub worst_headroom_pct: f64,
+    pub xruns: u64,
+}
+
+/// The answer and how it was found.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Capacity {
+    /// The largest count that passed (0 when even one failed).
+    pub answer: u32,
+    /// The smallest count seen failing or marginal, if any.
+    pub first_failing: Option<u32>,
+    pub first_guess: u32,
+    /// The confirmation run at the answer passed.
+    pub confirmed: bool,
+    /// The search stopped at the limit without a failure.
+    pub hit_limit: bool,
+    pub probes: Vec<Probe>,
+}
+
+/// Searches counts 1..=`limit` for the largest one whose probe passes. The bracket is narrowed
+/// until the gap is at most `tolerance` × the answer (and at least 1). `probe` runs one count;
+/// returning `Ok(None)` means the run was interrupted and the search stops where it is.
+pub fn find_max(
+    first_guess: u32,
+    limit: u32,
+    tolerance: f64,
+    mut probe: impl FnMut(u32, bool) -> Result<Option<ProbeResult>>,
+) -> Result<Capacity> {
+    assert!(limit >= 1, "a search needs room for at least one");
+    let guess = first_guess.clamp(1, limit);
+    let mut cap = Capacity {
+        answer: 0,
+        first_failing: None,
+        first_guess: guess,
+        confirmed: false,
+        hit_limit: false,
+        probes: Vec::new(),
+    };
+    let mut lo = 0u32; // largest passing
+    let mut hi = limit + 1; // smallest not passing
+    let mut run = |n: u32, confirmation: bool, cap: &mut Capacity| -> Result<Option<bool>> {
+        let Some(r) = probe(n, confirmation)? else {
+            return Ok(None);
+        };
+        cap.probes.push(Probe {
+            count: n,
+            verdict: r.verdict,
+            worst_headroom_pct: r.worst_headroom_pct,
+            xruns: r.xruns,
+            confirmation,
+        });
+        Ok(Some(r.verdict == Verdict::Pass))
+    };
+    // Exponential steps from the guess until pass and fail are bracketed.
+    let mut n = guess;
+    loop {
+        let Some(pass) = run(n, false, &mut cap)? else {
+            return Ok(finish(cap, lo, hi, limit));
+        };
+        if pass {
+            lo = n;
+            if n >= limit || hi <= limit {
+                break;
+            }
+            n = n.saturating_mul(2).min(limit);
+        } else {
+            hi = n;
+            if n == 1 || lo > 0 {
+                break;
+            }
+            n = (n / 2).max(1);
+        }
+        if lo > 0 && hi <= limit {
+            break;
+        }
+    }
+    // Bisection, then a confirmation at the answer; a failed confirmation reopens the bracket below.
+    for _attempt in 0..4 {
+        while hi - lo > 1 && f64::from(hi - lo) > tolerance * f64::from(lo) {
+            let mid = lo + (hi - lo) / 2;
+            let Some(pass) = run(mid, false, &mut cap)? else {
+                return Ok(finish(cap, lo, hi, limit));
+            };
+            if pass { lo = mid } else { hi = mid }
+        }
+        if lo == 0 {
+            break;
+        }
+        let Some(pass) = run(lo, true, &mut cap)? else {
+            return Ok(finish(cap, lo, hi, limit));
+        };
+        if pass {
+            cap.confirmed = true;
+            break;
+        }
+        hi = lo;
+        lo = cap
+            .probes
+            .iter()
+            .filter(|p| p.verdict == Verdict::Pass && p.count < hi && !p.confirmation)
+            .map(|p| p.count)
+            .filter(|&c| c < hi)
+            .max()
+            .unwrap_or(0)
+            .min(hi.saturating_sub(1));
+        // Step below the shaky answer by the tolerance so the next round settles.
+        let lower = (f64::from(hi) * (1.0 - tolerance.max(0.01))).floor() as u32;
+        lo = lo.min(lower);
+    }
+    Ok(finish(cap, lo, hi, limit))
+}
+
+fn finish(mut cap: Capacity, lo: u32, hi: u32, limit: u32) -> Capacity {
+    cap.answer = lo;
+    cap.first_failing = (hi <= limit).then_some(hi);
+    cap.hit_limit = lo >= limit;
+    cap
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn threshold(max_ok: u32) -> impl FnMut(u32, bool) -> Result<Option<ProbeResult>> {
+        move |n, _| {
+            Ok(Some(ProbeResult {
+                verdict: if n <= max_ok {
+                    Verdict::Pass
+                } else {
+                    Verdict::Fail
+                },
+                worst_headroom_pct: 50.0,
+                xruns: u64::from(n > max_ok),
+            }))
+        }
+    }
+
+    #[test]
+    fn finds_exact_thresholds_from_any_guess() {
+        for (guess, max_ok) in [
+            (10, 137),
+            (1000, 137),
+            (137, 137),
+            (1, 1),
+            (5, 0),
+            (64, 4000),
+        ] {
+            let c = find_max(guess, 10_000, 0.0, threshold(max_ok)).unwrap();
+            assert_eq!(c.answer, max_ok, "guess {guess}");
+            assert_eq!(c.confirmed, max_ok > 0);
+            assert!(c.probes.len() < 40);
+            if max_ok > 0 {
+                assert!(c.probes.last().unwrap().confirmation);
+            }
+        }
+    }
+
+    #[test]
+    fn tolerance_bounds_the_bracket_and_limit_is_reported() {
+        let c = find_max(100, 100_000, 0.02, threshold(5000)).unwrap();
+        assert!(
+            c.answer <= 5000 && c.answer as f64 >= 5000.0 * 0.98,
+            "{}",
+            c.answer
+        );
+        let c = find_max(10, 50, 0.02, threshold(5000)).unwrap();
+        assert_eq!(c.answer, 50);
+        assert!(c.hit_limit);
+    }
+
+    #[test]
+    fn a_failed_confirmation_moves_the_answer_down() {
+        let mut calls = 0;
+        let c = find_max(100, 1000, 0.0, |n, confirm| {
+            calls += 1;
+            // 120 passes once but fails its confirmation; 119 is solid.
+            let pass = n < 120 || (n == 120 && !confirm);
+            Ok(Some(ProbeResult {
+                verdict: if pass { Verdict::Pass } else { Verdict::Fail },
+                worst_headroom_pct: 30.0,
+                xruns: 0,
+            }))
+        })
+        .unwrap();
+        assert_eq!(c.answer, 119);
+        assert!(c.confirmed);
+    }
+}

@@ -1,0 +1,271 @@
+//! The butler's policy: which tracks to serve next and with how large a request. It refills
+//! playback rings whose free space reached the profile's threshold and flushes capture rings
+//! holding a write's worth, neediest first or in session order. Shared by the real butler thread
+//! and the simulation; it only plans and books, the caller issues the I/O.
+
+use super::profile::{Order, Policy};
+use super::{Direction, Track};
+use crate::io::OpKind;
+
+/// One planned transfer between a ring and its file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Request {
+    pub track: u32,
+    pub kind: OpKind,
+    /// Where in ring memory.
+    pub ring_offset: u64,
+    pub len: u64,
+    /// Where in the file.
+    pub file_offset: u64,
+}
+
+pub struct Planner {
+    policy: Policy,
+    queue_depth: usize,
+    in_flight: usize,
+    busy: Vec<bool>,
+    cursor: usize,
+    candidates: Vec<(u64, u32)>,
+}
+
+impl Planner {
+    /// A planner for `tracks` tracks keeping at most `queue_depth` requests in flight. Allocates
+    /// all it will need now.
+    pub fn new(policy: Policy, tracks: usize, queue_depth: usize) -> Planner {
+        Planner {
+            policy,
+            queue_depth: queue_depth.max(1),
+            in_flight: 0,
+            busy: vec![false; tracks],
+            cursor: 0,
+            candidates: Vec::with_capacity(tracks),
+        }
+    }
+
+    pub fn in_flight(&self) -> usize {
+        self.in_flight
+    }
+
+    /// Appends up to (queue depth − in flight) requests to `out`. `play_only` is for the locate
+    /// (prefill) phase; `final_flush` empties capture rings of whatever whole blocks they hold.
+    pub fn plan(
+        &mut self,
+        tracks: &[Track],
+        play_only: bool,
+        final_flush: bool,
+        out: &mut Vec<Request>,
+    ) {
+        let room = self.queue_depth - self.in_flight;
+        if room == 0 {
+            return;
+        }
+        let n = tracks.len();
+        let before = out.len();
+        match self.policy.order {
+            Order::Session => {
+                let mut k = 0;
+                while k < n && out.len() - before < room {
+                    let i = (self.cursor + k) % n;
+                    if let Some(r) = self.request_for(tracks, i, play_only, final_flush) {
+                        out.push(r);
+                        self.cursor = (i + 1) % n;
+                    }
+                    k += 1;
+                }
+            }
+            Order::Neediest => {
+                self.candidates.clear();
+                for (i, t) in tracks.iter().enumerate() {
+                    if self.busy[i] || (play_only && t.dir != Direction::Play) {
+                        continue;
+                    }
+                    if self
+                        .request_for(tracks, i, play_only, final_flush)
+                        .is_some()
+                    {
+                        // Headroom as a share of capacity, in fixed point: lower is needier.
+                        let key = (t.headroom() << 20) / t.ring.capacity();
+                        self.candidates.push((key, i as u32));
+                    }
+                }
+                let take = room.min(self.candidates.len());
+                if take < self.candidates.len() {
+                    self.candidates.select_nth_unstable(take);
+                }
+                self.candidates[..take].sort_unstable();
+                for k in 0..take {
+                    let i = self.candidates[k].1 as usize;
+                    if let Some(r) = self.request_for(tracks, i, play_only, final_flush) {
+                        out.push(r);
+                    }
+                }
+            }
+        }
+        for r in &out[before..] {
+            self.busy[r.track as usize] = true;
+        }
+        self.in_flight += out.len() - before;
+    }
+
+    fn request_for(
+        &self,
+        tracks: &[Track],
+        i: usize,
+        play_only: bool,
+        final_flush: bool,
+    ) -> Option<Request> {
+        if self.busy[i] {
+            return None;
+        }
+        let t = &tracks[i];
+        let block = 4096;
+        match t.dir {
+            Direction::Play => {
+                let want = self.policy.read_len(t.ring.free());
+                if want == 0 {
+                    return None;
+                }
+                let (at, contiguous) = t.ring.producer_region(want);
+                let pos = t.ring.produced();
+                let to_file_end = t.data_len - pos % t.data_len;
+                let len = contiguous.min(to_file_end) / block * block;
+                (len > 0).then(|| Request {
+                    track: i as u32,
+                    kind: OpKind::Read,
+                    ring_offset: at,
+                    len,
+                    file_offset: t.file_offset(pos),
+                })
+            }
+            Direction::Record if !play_only => {
+                let fill = t.ring.fill();
+                let threshold = if final_flush {
+                    block
+                } else {
+                    self.policy.write_bytes
+                };
+                if fill < threshold {
+                    return None;
+                }
+                let (at, contiguous) = t.ring.consumer_region(self.policy.write_bytes.min(fill));
+                let pos = t.ring.consumed();
+                let len = contiguous.min(t.data_len.saturating_sub(pos)) / block * block;
+                (len > 0).then(|| Request {
+                    track: i as u32,
+                    kind: OpKind::Write,
+                    ring_offset: at,
+                    len,
+                    file_offset: t.file_offset(pos),
+                })
+            }
+            Direction::Record => None,
+        }
+    }
+
+    /// Books a finished request: the data is in the ring (read) or on disk (write).
+    pub fn complete(&mut self, tracks: &[Track], r: &Request) {
+        let t = &tracks[r.track as usize];
+        match r.kind {
+            OpKind::Read => t.ring.commit_produce(r.len),
+            OpKind::Write => t.ring.commit_consume(r.len),
+        }
+        assert!(
+            self.busy[r.track as usize],
+            "completion for an idle track {}",
+            r.track
+        );
+        self.busy[r.track as usize] = false;
+        self.in_flight -= 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::audio::Format;
+    use crate::stream::ring::Ring;
+
+    fn play_track(fill: u64, cap: u64, chunk: u64) -> Track {
+        let r = Ring::new(cap, chunk, false);
+        r.commit_produce(cap);
+        r.commit_consume(cap - fill);
+        Track::new(Direction::Play, r, 1, 4096, 1 << 30, 0)
+    }
+
+    #[test]
+    fn neediest_first_then_session_order() {
+        let chunk = 256 << 10;
+        let tracks: Vec<Track> = [4u64, 1, 3, 2]
+            .iter()
+            .map(|c| play_track(c * chunk, 8 * chunk, chunk))
+            .collect();
+        let p = Policy::named("trackbench", &Format::default()).unwrap();
+        let mut pl = Planner::new(p.clone(), tracks.len(), 2);
+        let mut out = vec![];
+        pl.plan(&tracks, false, false, &mut out);
+        assert_eq!(out.iter().map(|r| r.track).collect::<Vec<_>>(), vec![1, 3]);
+        assert!(out.iter().all(|r| r.len == chunk && r.kind == OpKind::Read));
+        // Nothing more while the queue is full.
+        pl.plan(&tracks, false, false, &mut out);
+        assert_eq!(out.len(), 2);
+        pl.complete(&tracks, &out[0]);
+        assert_eq!(tracks[1].ring.fill(), 2 * chunk);
+
+        let mut session = p;
+        session.order = Order::Session;
+        let mut pl = Planner::new(session, tracks.len(), 1);
+        let mut seen = vec![];
+        for _ in 0..5 {
+            let mut out = vec![];
+            pl.plan(&tracks, false, false, &mut out);
+            seen.push(out[0].track);
+            pl.complete(&tracks, &out[0]);
+        }
+        assert_eq!(seen, vec![0, 1, 2, 3, 0]);
+    }
+
+    #[test]
+    fn reads_stop_at_the_file_end_and_capture_flushes_in_writes() {
+        let chunk = 64 << 10;
+        let r = Ring::new(4 * chunk, chunk, false);
+        // A file of 100 KiB of audio: the first read takes 64K, the next only the 36K left.
+        let tracks = vec![Track::new(Direction::Play, r, 1, 4096, 100 << 10, 0)];
+        let p = Policy::named("trackbench", &Format::default())
+            .unwrap()
+            .with_chunk(chunk);
+        let mut pl = Planner::new(p.clone(), 1, 1);
+        let mut out = vec![];
+        pl.plan(&tracks, false, false, &mut out);
+        assert_eq!((out[0].len, out[0].file_offset), (chunk, 4096));
+        pl.complete(&tracks, &out[0]);
+        out.clear();
+        pl.plan(&tracks, false, false, &mut out);
+        assert_eq!((out[0].len, out[0].file_offset), (36 << 10, 4096 + chunk));
+        pl.complete(&tracks, &out[0]);
+        out.clear();
+        pl.plan(&tracks, false, false, &mut out);
+        assert_eq!(out[0].file_offset, 4096, "wraps to the start of the audio");
+
+        let r = Ring::new(4 * chunk, chunk, false);
+        r.commit_produce(chunk + 5000);
+        let tracks = vec![Track::new(Direction::Record, r, 2, 4096, 1 << 30, 0)];
+        let mut pl = Planner::new(p, 1, 1);
+        let mut out = vec![];
+        pl.plan(&tracks, true, false, &mut out);
+        assert!(out.is_empty(), "no writes while locating");
+        pl.plan(&tracks, false, false, &mut out);
+        assert_eq!(
+            (out[0].kind, out[0].len, out[0].file_offset),
+            (OpKind::Write, chunk, 4096)
+        );
+        pl.complete(&tracks, &out[0]);
+        out.clear();
+        pl.plan(&tracks, false, false, &mut out);
+        assert!(out.is_empty(), "less than a write's worth waits");
+        pl.plan(&tracks, false, true, &mut out);
+        assert_eq!(
+            out[0].len, 4096,
+            "the final flush takes the whole blocks left"
+        );
+    }
+}

@@ -1,0 +1,255 @@
+//! How real programs stream from disk, as butler policies: buffer seconds, the read chunk and
+//! refill rule, the order in which tracks are served, and buffered or direct I/O. The figures and
+//! their sources are in ../shared/reference/daw-settings.md; each profile cites its own.
+
+use crate::audio::Format;
+use crate::error::{Error, Result};
+use serde::{Deserialize, Serialize};
+
+/// In which order the butler serves tracks that need it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Order {
+    /// Emptiest playback ring / fullest capture ring first (LinuxSampler's disk thread, trackbench).
+    Neediest,
+    /// Track after track in session order, round and round (Ardour's butler).
+    Session,
+}
+
+/// A butler policy: what one program does.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Policy {
+    pub profile: String,
+    /// Seconds of audio per ring.
+    pub buffer_s: f64,
+    /// Ring slot size; rings hold whole chunks, at least two.
+    pub chunk_bytes: u64,
+    /// A playback ring is refilled once this much of it is free.
+    pub refill_at_bytes: u64,
+    /// A read takes the free space, clamped to min..max and rounded down to `read_round_bytes`.
+    pub read_min_bytes: u64,
+    pub read_max_bytes: u64,
+    pub read_round_bytes: u64,
+    /// A capture ring is flushed in writes of this size, once it holds that much.
+    pub write_bytes: u64,
+    pub order: Order,
+    /// O_DIRECT; false reads through the page cache (and the kernel's read-ahead).
+    pub direct: bool,
+    /// Where the figures come from.
+    pub source: String,
+}
+
+/// The profiles `--profile` accepts, with a line for `--help`.
+pub const PROFILES: [(&str, &str); 6] = [
+    (
+        "trackbench",
+        "2 s rings, 256 KiB reads, neediest first, O_DIRECT (the default engine)",
+    ),
+    (
+        "ardour-small",
+        "Ardour 'Small' buffering: 5 s, 64k-frame chunks, session order, page cache",
+    ),
+    (
+        "ardour-medium",
+        "Ardour 'Medium' (its default): 10 s, 256k-frame chunks, session order, page cache",
+    ),
+    (
+        "ardour-large",
+        "Ardour 'Large': 20 s, 512k-frame chunks, session order, page cache",
+    ),
+    ("protools", "Pro Tools DAE: 1.5 s playback buffer"),
+    (
+        "cubase-vst",
+        "Cubase VST (1990s manual): 64 KB disk blocks, 256 KB per channel",
+    ),
+];
+
+impl Policy {
+    /// The policy of a named profile for tracks of `format` (chunks in frames become bytes).
+    pub fn named(name: &str, format: &Format) -> Result<Policy> {
+        let frame = format.bytes_per_frame();
+        let ardour = |chunk_frames: u64, write_frames: u64, secs: f64, preset: &str| Policy {
+            profile: name.to_string(),
+            buffer_s: secs,
+            chunk_bytes: chunk_frames * frame,
+            refill_at_bytes: chunk_frames * frame,
+            read_min_bytes: 256 << 10,
+            read_max_bytes: 4 << 20,
+            read_round_bytes: 16 << 10,
+            write_bytes: write_frames * frame,
+            order: Order::Session,
+            direct: false,
+            source: format!(
+                "Ardour {preset} preset (libs/ardour/disk_io.cc get_buffering_presets); refill rule from \
+                 libs/ardour/disk_reader.cc refill_audio (read the free space, 256 KiB..4 MiB, rounded down to \
+                 16 KiB, once a chunk is free); session order from libs/ardour/butler.cc; buffered I/O via libsndfile"
+            ),
+        };
+        let p = match name {
+            "trackbench" | "default" => Policy {
+                profile: "trackbench".into(),
+                buffer_s: 2.0,
+                chunk_bytes: 256 << 10,
+                refill_at_bytes: 256 << 10,
+                read_min_bytes: 256 << 10,
+                read_max_bytes: 256 << 10,
+                read_round_bytes: 256 << 10,
+                write_bytes: 256 << 10,
+                order: Order::Neediest,
+                direct: true,
+                source: "trackbench's own engine (DESIGN.md section 5: 256 KiB chunks, 2 s rings)".into(),
+            },
+            "ardour-small" => ardour(65_536, 65_536, 5.0, "Small"),
+            "ardour-medium" => ardour(262_144, 131_072, 10.0, "Medium"),
+            "ardour-large" => ardour(524_288, 131_072, 20.0, "Large"),
+            "protools" => Policy {
+                profile: name.into(),
+                buffer_s: 1.5,
+                chunk_bytes: 256 << 10,
+                refill_at_bytes: 256 << 10,
+                read_min_bytes: 256 << 10,
+                read_max_bytes: 256 << 10,
+                read_round_bytes: 256 << 10,
+                write_bytes: 256 << 10,
+                order: Order::Session,
+                direct: true,
+                source: "Pro Tools DAE playback buffer default 1500 ms (Avid documentation); read size and \
+                         service order are not published: 256 KiB reads in session order are assumed"
+                    .into(),
+            },
+            "cubase-vst" => {
+                // 256 KB of memory per channel at 64 KB blocks: four blocks of buffer.
+                let mem = 256 * 1024;
+                Policy {
+                    profile: name.into(),
+                    buffer_s: mem as f64 / format.bytes_per_second() as f64,
+                    chunk_bytes: 64 << 10,
+                    refill_at_bytes: 64 << 10,
+                    read_min_bytes: 64 << 10,
+                    read_max_bytes: 64 << 10,
+                    read_round_bytes: 64 << 10,
+                    write_bytes: 64 << 10,
+                    order: Order::Session,
+                    direct: false,
+                    source: "Cubase VST manual (1990s): disk block 64 KB, 256 KB memory per channel recommended; \
+                             seed 000 lists three blocks as the minimum; service order assumed"
+                        .into(),
+                }
+            }
+            _ => {
+                let names: Vec<&str> = PROFILES.iter().map(|(n, _)| *n).collect();
+                return Err(Error::invalid("profile", name, format!("one of {}", names.join(", "))));
+            }
+        };
+        Ok(p)
+    }
+
+    /// Replaces the chunk (and the read and write sizes that follow from it) and keeps the rest.
+    pub fn with_chunk(mut self, chunk: u64) -> Policy {
+        let scale_reads =
+            self.read_min_bytes == self.chunk_bytes && self.read_max_bytes == self.chunk_bytes;
+        self.chunk_bytes = chunk;
+        self.refill_at_bytes = chunk;
+        self.write_bytes = chunk;
+        if scale_reads {
+            self.read_min_bytes = chunk;
+            self.read_max_bytes = chunk;
+            self.read_round_bytes = chunk;
+        }
+        self
+    }
+
+    /// Replaces the seconds of audio per ring.
+    pub fn with_buffer(mut self, seconds: f64) -> Policy {
+        self.buffer_s = seconds;
+        self
+    }
+
+    pub fn validate(&self) -> Result<()> {
+        let c = self.chunk_bytes;
+        if c == 0 || !c.is_multiple_of(4096) || c > 64 << 20 {
+            return Err(Error::invalid(
+                "chunk",
+                crate::units::fmt_size(c),
+                "a multiple of 4K from 4K to 64M (O_DIRECT needs whole 4 KiB blocks)",
+            ));
+        }
+        if !(self.buffer_s > 0.0 && self.buffer_s <= 600.0) {
+            return Err(Error::invalid(
+                "buffer",
+                format!("{}s", self.buffer_s),
+                "more than 0 and at most 600 s",
+            ));
+        }
+        assert!(
+            self.read_round_bytes.is_multiple_of(4096) && self.write_bytes.is_multiple_of(4096),
+            "profile sizes are whole 4 KiB blocks"
+        );
+        Ok(())
+    }
+
+    /// How many bytes one read takes from `free` bytes of room (0: not yet).
+    pub fn read_len(&self, free: u64) -> u64 {
+        if free < self.refill_at_bytes {
+            return 0;
+        }
+        let want = free
+            .clamp(self.read_min_bytes, self.read_max_bytes)
+            .min(free);
+        want / self.read_round_bytes * self.read_round_bytes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ardour_medium_reads_about_a_megabyte_of_float() {
+        let f = Format::parse("48k/32f/mono").unwrap();
+        let p = Policy::named("ardour-medium", &f).unwrap();
+        assert_eq!(p.chunk_bytes, 262_144 * 4);
+        assert_eq!(p.buffer_s, 10.0);
+        assert_eq!(p.order, Order::Session);
+        assert!(!p.direct);
+        // A steady refill: once a chunk (1 MiB) is free, read the free space rounded to 16 KiB.
+        assert_eq!(p.read_len(1_000_000), 0);
+        assert_eq!(p.read_len(1 << 20), 1 << 20);
+        assert_eq!(p.read_len((1 << 20) + 5000), 1 << 20);
+        assert_eq!(p.read_len(9 << 20), 4 << 20);
+    }
+
+    #[test]
+    fn default_reads_whole_chunks_and_unknown_names_are_listed() {
+        let p = Policy::named("trackbench", &Format::default()).unwrap();
+        assert_eq!(p.read_len(255 << 10), 0);
+        assert_eq!(p.read_len(700 << 10), 256 << 10);
+        let p = p.with_chunk(64 << 10);
+        assert_eq!(p.read_len(700 << 10), 64 << 10);
+        let e = Policy::named("logic", &Format::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("logic") && e.contains("ardour-medium") && e.contains("cubase-vst"),
+            "{e}"
+        );
+        for (name, _) in PROFILES {
+            Policy::named(name, &Format::default())
+                .unwrap()
+                .validate()
+                .unwrap();
+        }
+    }
+
+    #[test]
+    fn cubase_buffers_four_blocks() {
+        let f = Format::default();
+        let p = Policy::named("cubase-vst", &f).unwrap();
+        let ring = crate::stream::ring::Ring::capacity_for(
+            p.buffer_s,
+            f.bytes_per_second(),
+            p.chunk_bytes,
+        );
+        assert_eq!(ring, 256 * 1024);
+    }
+}
