@@ -107,30 +107,50 @@ impl DataDir {
     /// Records a new file before it is created, so that even a killed run's files are known.
     /// Any incomplete file under the same name is deleted first.
     pub fn register(&mut self, name: &str, key: &str, size_bytes: u64) -> Result<(PathBuf, u32)> {
-        assert!(
-            !name.contains('/') && name != LOCK_NAME && name != MANIFEST_NAME,
-            "data file names are plain and not reserved: {name}"
-        );
-        if let Some(i) = self.manifest.files.iter().position(|e| e.name == name) {
-            self.delete_at(i)?;
+        let mut v = self.register_many(&[(name.to_string(), key.to_string(), size_bytes)])?;
+        Ok(v.remove(0))
+    }
+
+    /// Records many new files at once (one manifest write): `(name, key, size)` each.
+    pub fn register_many(
+        &mut self,
+        items: &[(String, String, u64)],
+    ) -> Result<Vec<(PathBuf, u32)>> {
+        let mut out = Vec::with_capacity(items.len());
+        for (name, key, size) in items {
+            assert!(
+                !name.contains('/') && name != LOCK_NAME && name != MANIFEST_NAME,
+                "data file names are plain and not reserved: {name}"
+            );
+            if let Some(i) = self.manifest.files.iter().position(|e| &e.name == name) {
+                self.delete_at(i)?;
+            }
+            let id = self.manifest.next_id;
+            self.manifest.next_id += 1;
+            self.manifest.files.push(Entry {
+                name: name.clone(),
+                key: key.clone(),
+                size_bytes: *size,
+                content_id: id,
+                complete: false,
+            });
+            out.push((self.root.join(name), id));
         }
-        let id = self.manifest.next_id;
-        self.manifest.next_id += 1;
-        self.manifest.files.push(Entry {
-            name: name.to_string(),
-            key: key.to_string(),
-            size_bytes,
-            content_id: id,
-            complete: false,
-        });
         self.save()?;
-        Ok((self.root.join(name), id))
+        Ok(out)
     }
 
     /// Marks a registered file as fully written.
     pub fn mark_complete(&mut self, name: &str) -> Result<()> {
-        if let Some(e) = self.manifest.files.iter_mut().find(|e| e.name == name) {
-            e.complete = true;
+        self.mark_complete_many(&[name])
+    }
+
+    /// Marks several files as fully written (one manifest write).
+    pub fn mark_complete_many(&mut self, names: &[&str]) -> Result<()> {
+        for e in self.manifest.files.iter_mut() {
+            if names.contains(&e.name.as_str()) {
+                e.complete = true;
+            }
         }
         self.save()
     }

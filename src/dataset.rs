@@ -79,23 +79,41 @@ pub fn write_wav(
     label: &str,
     ctl: &Control<'_>,
 ) -> Result<(Span, DriveStats)> {
-    let data_len = audio::data_len_for(format, data_len);
-    if data_len == 0 {
+    let data_len = check_len(format, data_len)?;
+    dd.ensure_space(DATA_OFFSET + data_len)?;
+    let (path, id) = dd.register(name, key, DATA_OFFSET + data_len)?;
+    let out = create_wav(path, id, format, data_len, block, io_settings, label, ctl)?;
+    dd.mark_complete(name)?;
+    Ok(out)
+}
+
+fn check_len(format: &Format, data_len: u64) -> Result<u64> {
+    let n = audio::data_len_for(format, data_len);
+    if n == 0 {
         return Err(Error::invalid(
             "size",
             data_len,
             "at least a few blocks of audio (e.g. 1M)",
         ));
     }
+    Ok(n)
+}
+
+/// Writes a registered file: header, then tagged audio (`data_len` already whole frames and blocks).
+#[allow(clippy::too_many_arguments)]
+fn create_wav(
+    path: PathBuf,
+    id: u32,
+    format: &Format,
+    data_len: u64,
+    block: u32,
+    io_settings: &IoSettings,
+    label: &str,
+    ctl: &Control<'_>,
+) -> Result<(Span, DriveStats)> {
     let file_len = DATA_OFFSET + data_len;
-    dd.ensure_space(file_len)?;
-    let (path, id) = dd.register(name, key, file_len)?;
     let o = io::open(&path, OpenMode::Create, io_settings.cached)?;
-    let mut header = AlignedBuf::new(DATA_OFFSET as usize);
-    header.copy_from_slice(&audio::wav_header(format, data_len));
-    o.file
-        .write_all_at(&header, 0)
-        .map_err(|e| Error::io(format!("cannot write the header of {}", path.display()), e))?;
+    write_header(&o.file, &path, format, data_len)?;
     let span = Span {
         path: path.clone(),
         file: o.file,
@@ -129,13 +147,26 @@ pub fn write_wav(
         stats.elapsed += t.elapsed();
         stats.cpu_s += crate::stats::thread_cpu_s() - cpu0;
     }
-    dd.mark_complete(name)?;
     Ok((span, stats))
 }
 
-/// Makes sure `count` WAV files of `format` with `data_len` bytes of audio each exist under the
-/// data directory, reusing a complete matching set from an earlier `--keep` run, and opens them for
-/// reading. Returns the spans and whether they were reused.
+/// (Re)writes the 4 KiB WAV header of `file` for `data_len` bytes of audio.
+pub fn write_header(
+    file: &File,
+    path: &std::path::Path,
+    format: &Format,
+    data_len: u64,
+) -> Result<()> {
+    let mut header = AlignedBuf::new(DATA_OFFSET as usize);
+    header.copy_from_slice(&audio::wav_header(format, data_len));
+    file.write_all_at(&header, 0)
+        .map_err(|e| Error::io(format!("cannot write the header of {}", path.display()), e))
+}
+
+/// Makes sure files `prefix-0000.wav` … for `count` tracks exist under the data directory, each
+/// with `data_len` bytes of `format` audio, reusing matching files already there (from this run's
+/// earlier steps or an earlier `--keep` run) and laying out the rest. Opens them for reading and
+/// writing, through the page cache when `cached`. Returns the spans and how many were reused.
 pub fn ensure_wavs(
     dd: &mut DataDir,
     prefix: &str,
@@ -144,51 +175,71 @@ pub fn ensure_wavs(
     data_len: u64,
     cached: bool,
     ctl: &Control<'_>,
-) -> Result<(Vec<Span>, bool)> {
-    let data_len = audio::data_len_for(format, data_len);
-    let key = |i: usize| format!("{prefix}:{i}/{count}:{data_len}:{format}");
+) -> Result<(Vec<Span>, usize)> {
+    let data_len = check_len(format, data_len)?;
+    let key = |i: usize| format!("{prefix}:{i}:{data_len}:{format}");
     let name = |i: usize| format!("{prefix}-{i:04}.wav");
-    let reusable = (0..count).all(|i| dd.find(&key(i)).is_some_and(|e| e.name == name(i)));
-    let mut spans = Vec::with_capacity(count);
-    if reusable {
-        for i in 0..count {
-            let e = dd.find(&key(i)).expect("checked above").clone();
-            let path = dd.root().join(&e.name);
-            let o = io::open(&path, OpenMode::ReadWrite, cached)?;
-            spans.push(Span {
+    let missing: Vec<usize> = (0..count)
+        .filter(|&i| dd.find(&key(i)).is_none_or(|e| e.name != name(i)))
+        .collect();
+    if !missing.is_empty() {
+        let file_len = DATA_OFFSET + data_len;
+        dd.ensure_space(missing.len() as u64 * file_len)?;
+        let items: Vec<(String, String, u64)> = missing
+            .iter()
+            .map(|&i| (name(i), key(i), file_len))
+            .collect();
+        let registered = dd.register_many(&items)?;
+        // Laying out always goes sync, 1 MiB at a time, direct unless the filesystem refuses it.
+        let layout_io = IoSettings {
+            cached,
+            ..IoSettings::default()
+        };
+        let total = missing.len() as u64 * data_len;
+        let label = if missing.len() == 1 {
+            format!("laying out {}", name(missing[0]))
+        } else {
+            format!("laying out {} files", missing.len())
+        };
+        ctl.progress
+            .begin(&label, total, crate::control::ProgressUnit::Bytes);
+        let quiet = Control {
+            cancel: ctl.cancel,
+            progress: &crate::control::NoProgress,
+        };
+        for (k, (path, id)) in registered.into_iter().enumerate() {
+            create_wav(
                 path,
-                file: o.file,
-                start: DATA_OFFSET,
-                end: e.size_bytes,
-                content_id: Some(e.content_id),
-                cached: o.cached,
-                direct_refused: o.direct_refused,
-            });
+                id,
+                format,
+                data_len,
+                1 << 20,
+                &layout_io,
+                &label,
+                &quiet,
+            )?;
+            ctl.progress.set((k as u64 + 1) * data_len);
         }
-        return Ok((spans, true));
+        ctl.progress.end();
+        let names: Vec<String> = missing.iter().map(|&i| name(i)).collect();
+        dd.mark_complete_many(&names.iter().map(String::as_str).collect::<Vec<_>>())?;
     }
-    dd.ensure_space(count as u64 * (data_len + DATA_OFFSET))?;
-    // Laying out always goes sync, 1 MiB at a time, direct unless the filesystem refuses it.
-    let layout_io = IoSettings {
-        cached,
-        ..IoSettings::default()
-    };
+    let mut spans = Vec::with_capacity(count);
     for i in 0..count {
-        let label = format!("laying out {} ({}/{count})", name(i), i + 1);
-        let (span, _) = write_wav(
-            dd,
-            &name(i),
-            &key(i),
-            format,
-            data_len,
-            1 << 20,
-            &layout_io,
-            &label,
-            ctl,
-        )?;
-        spans.push(span);
+        let e = dd.find(&key(i)).expect("every file is present now").clone();
+        let path = dd.root().join(&e.name);
+        let o = io::open(&path, OpenMode::ReadWrite, cached)?;
+        spans.push(Span {
+            path,
+            file: o.file,
+            start: DATA_OFFSET,
+            end: e.size_bytes,
+            content_id: Some(e.content_id),
+            cached: o.cached,
+            direct_refused: o.direct_refused,
+        });
     }
-    Ok((spans, false))
+    Ok((spans, count - missing.len()))
 }
 
 #[cfg(test)]
@@ -208,7 +259,7 @@ mod tests {
         let mut dd = DataDir::open(t.path(), true).unwrap();
         let fmt = Format::parse("44.1k/16/stereo").unwrap();
         let (spans, reused) = ensure_wavs(&mut dd, "set", 2, &fmt, 300_000, false, &ctl).unwrap();
-        assert!(!reused);
+        assert_eq!(reused, 0);
         assert_eq!(spans.len(), 2);
         let r = hound::WavReader::open(&spans[0].path).unwrap();
         let spec = r.spec();
@@ -228,8 +279,12 @@ mod tests {
         dd.close().unwrap();
 
         let mut dd = DataDir::open(t.path(), false).unwrap();
-        let (spans, reused) = ensure_wavs(&mut dd, "set", 2, &fmt, 300_000, false, &ctl).unwrap();
-        assert!(reused);
+        let (spans, reused) = ensure_wavs(&mut dd, "set", 3, &fmt, 300_000, false, &ctl).unwrap();
+        assert_eq!(
+            reused, 2,
+            "a larger set reuses the files it shares with a smaller one"
+        );
+        assert_eq!(spans.len(), 3);
         let mut buf = vec![0u8; 8192];
         spans[1].file.read_exact_at(&mut buf, DATA_OFFSET).ok();
         drop(spans);

@@ -6,7 +6,7 @@ mod cli;
 use anyhow::{Context, Result, bail};
 use clap::Parser;
 use cli::progress::Bars;
-use cli::{Cli, Command, Common};
+use cli::{Cli, Command, Common, IoArgs};
 use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
@@ -18,6 +18,7 @@ use trackbench::error::Error;
 use trackbench::result::{ResultDoc, Section};
 use trackbench::target::{self, TargetKind};
 use trackbench::units::{fmt_figure, fmt_size};
+use trackbench::workloads::stream::StreamKind;
 use trackbench::workloads::{
     Env, Workload,
     access::Access,
@@ -58,7 +59,7 @@ fn dispatch(cli: Cli, cancel: &AtomicBool) -> Result<ExitCode> {
     match cli.command {
         Command::Run(a) => {
             let wl = suite();
-            measure(&a.path, &a.common, wl, true, cancel)
+            measure_with(&a.path, &a.common, Some(&a.io), wl, true, true, cancel)
         }
         Command::Seq(a) => {
             let kind = target::inspect(&a.path)?.kind;
@@ -70,27 +71,133 @@ fn dispatch(cli: Cli, cancel: &AtomicBool) -> Result<ExitCode> {
                     what: "seq --mode write/both".to_string(),
                 })?;
             }
-            measure(&a.path, &a.common, vec![Box::new(w)], false, cancel)
+            measure_with(
+                &a.path,
+                &a.common,
+                Some(&a.io),
+                vec![Box::new(w)],
+                false,
+                true,
+                cancel,
+            )
         }
         Command::Seek(a) => {
             let w = a.workload()?;
-            measure(&a.path, &a.common, vec![Box::new(w)], false, cancel)
+            measure_with(
+                &a.path,
+                &a.common,
+                Some(&a.io),
+                vec![Box::new(w)],
+                false,
+                true,
+                cancel,
+            )
         }
         Command::Access(a) => {
             let w = a.workload()?;
-            measure(&a.path, &a.common, vec![Box::new(w)], false, cancel)
+            measure_with(
+                &a.path,
+                &a.common,
+                Some(&a.io),
+                vec![Box::new(w)],
+                false,
+                true,
+                cancel,
+            )
         }
         Command::Mix(a) => {
             let w = a.workload()?;
-            measure(&a.path, &a.common, vec![Box::new(w)], false, cancel)
+            measure_with(
+                &a.path,
+                &a.common,
+                Some(&a.io),
+                vec![Box::new(w)],
+                false,
+                true,
+                cancel,
+            )
         }
         Command::Zones(a) => {
             let w = a.workload()?;
-            measure(&a.path, &a.common, vec![Box::new(w)], false, cancel)
+            measure_with(
+                &a.path,
+                &a.common,
+                Some(&a.io),
+                vec![Box::new(w)],
+                false,
+                true,
+                cancel,
+            )
         }
         Command::Sweep(a) => {
             let w = a.workload()?;
-            measure(&a.path, &a.common, vec![Box::new(w)], false, cancel)
+            measure_with(
+                &a.path,
+                &a.common,
+                Some(&a.io),
+                vec![Box::new(w)],
+                false,
+                true,
+                cancel,
+            )
+        }
+        Command::Play(a) => {
+            let st = a.common.settings(None)?;
+            let w = a
+                .stream
+                .workload(StreamKind::Play, st.format, a.tracks, 0, false, false)?;
+            let sim = w.device.is_some();
+            measure_with(
+                &a.path,
+                &a.common,
+                None,
+                vec![Box::new(w)],
+                false,
+                !sim,
+                cancel,
+            )
+        }
+        Command::Record(a) => {
+            let st = a.common.settings(None)?;
+            let w = a.stream.workload(
+                StreamKind::Record,
+                st.format,
+                0,
+                a.tracks,
+                a.prealloc,
+                a.verify,
+            )?;
+            let sim = w.device.is_some();
+            measure_with(
+                &a.path,
+                &a.common,
+                None,
+                vec![Box::new(w)],
+                false,
+                !sim,
+                cancel,
+            )
+        }
+        Command::Hdr(a) => {
+            let st = a.common.settings(None)?;
+            let w = a.stream.workload(
+                StreamKind::Hdr,
+                st.format,
+                a.play,
+                a.record,
+                a.prealloc,
+                a.verify,
+            )?;
+            let sim = w.device.is_some();
+            measure_with(
+                &a.path,
+                &a.common,
+                None,
+                vec![Box::new(w)],
+                false,
+                !sim,
+                cancel,
+            )
         }
         Command::Clean(a) => clean(&a.path),
     }
@@ -140,14 +247,18 @@ fn suite() -> Vec<Box<dyn Workload>> {
     ]
 }
 
-fn measure(
+/// Runs `workloads` on `path` and reports. `uses_disk` is false for simulated runs, which touch
+/// nothing on the target.
+fn measure_with(
     path: &Path,
     common: &Common,
+    io: Option<&IoArgs>,
     workloads: Vec<Box<dyn Workload>>,
     is_suite: bool,
+    uses_disk: bool,
     cancel: &AtomicBool,
 ) -> Result<ExitCode> {
-    let settings = common.settings()?;
+    let settings = common.settings(io)?;
     let target = target::inspect(path)?;
     if is_suite && target.kind != TargetKind::Directory {
         bail!(
@@ -159,7 +270,7 @@ fn measure(
     let json_to_stdout = common.json.as_deref() == Some(Path::new("-"));
     let bars = Bars::new(common.quiet);
     let mut data = match target.kind {
-        TargetKind::Directory => Some(DataDir::open(&target.path, common.keep)?),
+        TargetKind::Directory if uses_disk => Some(DataDir::open(&target.path, common.keep)?),
         _ => None,
     };
     if let Some(d) = &data {

@@ -64,6 +64,10 @@ pub struct Section {
     pub rows: Vec<Row>,
     /// Derived observations and warnings for the reader.
     pub notes: Vec<String>,
+    /// Workload-specific detail: a streaming run's telemetry and per-track figures, a search's
+    /// probes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extra: Option<serde_json::Value>,
 }
 
 impl Section {
@@ -127,6 +131,7 @@ impl Section {
             runs: runs.len() as u32,
             rows,
             notes: Vec::new(),
+            extra: None,
         }
     }
 

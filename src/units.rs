@@ -57,7 +57,7 @@ pub fn fmt_figure(v: f64) -> String {
     let a = v.abs();
     if !v.is_finite() {
         "-".to_string()
-    } else if a >= 1000.0 || v == v.trunc() && a >= 10.0 {
+    } else if a >= 1000.0 || v == v.trunc() {
         format!("{v:.0}")
     } else if a >= 100.0 {
         format!("{v:.1}")

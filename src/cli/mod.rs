@@ -8,7 +8,10 @@ use std::path::PathBuf;
 use std::time::Duration;
 use trackbench::audio::Format;
 use trackbench::io::{BackendKind, IoSettings};
+use trackbench::stream::sim::DeviceModel;
+use trackbench::stream::{ButlerMode, Policy, StreamSpec};
 use trackbench::units::{parse_duration, parse_size};
+use trackbench::workloads::stream::{StreamKind, Streaming};
 use trackbench::workloads::{
     access::Access,
     check_block, check_duration,
@@ -50,6 +53,12 @@ pub enum Command {
     Zones(ZonesArgs),
     /// N files read round robin at block sizes 4K..1M: MB/s, tracks and buffer RAM (DskBench, Echo).
     Sweep(SweepArgs),
+    /// Real-time playback of T tracks (audio tick + butler): verdict, xruns, fill; --find-max for the most.
+    Play(PlayArgs),
+    /// Real-time recording of M tracks into growing (or --prealloc'd) files; --find-max for the most.
+    Record(RecordArgs),
+    /// Play N tracks while recording M (hdrbench); --find-max gives the most N for M = 0, N/4, N/2, N.
+    Hdr(HdrArgs),
     /// Remove trackbench's own data (PATH/trackbench-data) left by --keep or a killed run.
     Clean(CleanArgs),
 }
@@ -70,15 +79,6 @@ pub struct Common {
     /// Repeat each measurement N times and report median, min, max and spread
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub runs: u32,
-    /// I/O backend [default: sync at --qd 1, uring above]
-    #[arg(long, value_enum)]
-    pub backend: Option<BackendArg>,
-    /// Requests in flight (queue depth); above 1 needs io_uring
-    #[arg(long, default_value_t = 1, value_name = "N")]
-    pub qd: u32,
-    /// Measure through the page cache on purpose (default: O_DIRECT)
-    #[arg(long)]
-    pub cached: bool,
     /// Write the result document (JSON) to FILE ("-" for standard output, tables go to stderr)
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -90,11 +90,27 @@ pub struct Common {
     pub quiet: bool,
 }
 
+/// How the classic measurements issue I/O.
+#[derive(Args, Debug, Clone)]
+pub struct IoArgs {
+    /// I/O backend [default: sync at --qd 1, uring above]
+    #[arg(long, value_enum)]
+    pub backend: Option<BackendArg>,
+    /// Requests in flight (queue depth); above 1 needs io_uring
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub qd: u32,
+    /// Measure through the page cache on purpose (default: O_DIRECT)
+    #[arg(long)]
+    pub cached: bool,
+}
+
 #[derive(Args, Debug)]
 pub struct RunArgs {
     /// Directory to measure
     #[arg(default_value = ".")]
     pub path: PathBuf,
+    #[command(flatten)]
+    pub io: IoArgs,
     #[command(flatten)]
     pub common: Common,
 }
@@ -112,6 +128,8 @@ pub struct SeqArgs {
     /// Directions to measure [default: both on a directory, read elsewhere]
     #[arg(long, value_enum)]
     pub mode: Option<ModeArg>,
+    #[command(flatten)]
+    pub io: IoArgs,
     #[command(flatten)]
     pub common: Common,
 }
@@ -140,6 +158,8 @@ pub struct SeekArgs {
     #[arg(long)]
     pub rpm: Option<u32>,
     #[command(flatten)]
+    pub io: IoArgs,
+    #[command(flatten)]
     pub common: Common,
 }
 
@@ -155,6 +175,8 @@ pub struct AccessArgs {
     /// Size of the test file on a directory
     #[arg(long, default_value = "1G")]
     pub size: String,
+    #[command(flatten)]
+    pub io: IoArgs,
     #[command(flatten)]
     pub common: Common,
 }
@@ -177,6 +199,8 @@ pub struct MixArgs {
     #[arg(long, default_value = "1G")]
     pub size: String,
     #[command(flatten)]
+    pub io: IoArgs,
+    #[command(flatten)]
     pub common: Common,
 }
 
@@ -197,6 +221,8 @@ pub struct ZonesArgs {
     /// Size of the test file on a directory
     #[arg(long, default_value = "1G")]
     pub size: String,
+    #[command(flatten)]
+    pub io: IoArgs,
     #[command(flatten)]
     pub common: Common,
 }
@@ -225,7 +251,188 @@ pub struct SweepArgs {
     #[arg(long, default_value = "2s")]
     pub buffer: String,
     #[command(flatten)]
+    pub io: IoArgs,
+    #[command(flatten)]
     pub common: Common,
+}
+
+/// Flags every streaming command shares.
+#[derive(Args, Debug, Clone)]
+pub struct StreamOpts {
+    /// How a real program streams: trackbench (default engine), ardour-small, ardour-medium,
+    /// ardour-large, protools, cubase-vst (sources in the result document and DESIGN.md)
+    #[arg(long, default_value = "trackbench")]
+    pub profile: String,
+    /// Seconds of audio each ring holds [default: the profile's]
+    #[arg(long, value_name = "DURATION")]
+    pub buffer: Option<String>,
+    /// Ring slot and I/O size [default: the profile's]
+    #[arg(long, value_name = "SIZE")]
+    pub chunk: Option<String>,
+    /// Frames per audio period (the tick)
+    #[arg(long, default_value_t = 256, value_name = "FRAMES")]
+    pub period: u32,
+    /// serial (one I/O at a time, like most DAWs) or parallel:QD (io_uring, QD in flight)
+    #[arg(long, default_value = "serial")]
+    pub butler: String,
+    /// Length of each run [default: 10s; 5s per probe with --find-max]
+    #[arg(long)]
+    pub duration: Option<String>,
+    /// A ring below this share of its capacity makes the run marginal
+    #[arg(long, default_value = "20%")]
+    pub margin: String,
+    /// Spread the tracks' starts over one chunk instead of starting them in phase
+    #[arg(long)]
+    pub stagger: bool,
+    /// Run in virtual time against a device model instead of the disk: hdd-7200, hdd-5400,
+    /// sata-ssd, nvme, or bw=SIZE,iops=N,lat=TIME,rpm=N,seek=TIME,stall=AT+LEN
+    #[arg(long, value_name = "MODEL")]
+    pub device_model: Option<String>,
+    /// Search the largest track count that passes (exponential steps, bisection to 2%, confirmation)
+    #[arg(long)]
+    pub find_max: bool,
+    /// With --find-max and a --profile, also search trackbench's default engine, side by side
+    #[arg(long)]
+    pub compare_default: bool,
+    /// Queue depth of the parallel butler that --find-max with a serial butler is compared with
+    #[arg(long, default_value_t = 8, value_name = "QD")]
+    pub parallel_qd: u32,
+    /// With --find-max and a serial butler, skip the parallel butler's search
+    #[arg(long)]
+    pub no_parallel_compare: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct PlayArgs {
+    /// Directory to measure (not needed with --device-model)
+    #[arg(default_value = ".")]
+    pub path: PathBuf,
+    /// Playback tracks (one mono file each at the default format)
+    #[arg(long, default_value_t = 32)]
+    pub tracks: u32,
+    #[command(flatten)]
+    pub stream: StreamOpts,
+    #[command(flatten)]
+    pub common: Common,
+}
+
+#[derive(Args, Debug)]
+pub struct RecordArgs {
+    #[arg(default_value = ".")]
+    pub path: PathBuf,
+    /// Record tracks (one file each)
+    #[arg(long, default_value_t = 16)]
+    pub tracks: u32,
+    /// Preallocate record files instead of letting them grow as written
+    #[arg(long)]
+    pub prealloc: bool,
+    /// Read the recorded files back and check every block
+    #[arg(long)]
+    pub verify: bool,
+    #[command(flatten)]
+    pub stream: StreamOpts,
+    #[command(flatten)]
+    pub common: Common,
+}
+
+#[derive(Args, Debug)]
+pub struct HdrArgs {
+    #[arg(default_value = ".")]
+    pub path: PathBuf,
+    /// Playback tracks
+    #[arg(long, default_value_t = 16)]
+    pub play: u32,
+    /// Record tracks
+    #[arg(long, default_value_t = 16)]
+    pub record: u32,
+    /// Preallocate record files instead of letting them grow as written
+    #[arg(long)]
+    pub prealloc: bool,
+    /// Read the recorded files back and check every block
+    #[arg(long)]
+    pub verify: bool,
+    #[command(flatten)]
+    pub stream: StreamOpts,
+    #[command(flatten)]
+    pub common: Common,
+}
+
+impl StreamOpts {
+    /// Builds the workload from validated flags.
+    #[allow(clippy::too_many_arguments)]
+    pub fn workload(
+        &self,
+        kind: StreamKind,
+        format: Format,
+        play: u32,
+        record: u32,
+        prealloc: bool,
+        verify: bool,
+    ) -> Result<Streaming> {
+        let mut policy = Policy::named(&self.profile, &format)?;
+        if let Some(c) = &self.chunk {
+            let c = parse_size("chunk", c)?;
+            policy = policy.with_chunk(c);
+        }
+        if let Some(b) = &self.buffer {
+            policy = policy.with_buffer(duration("buffer", b)?.as_secs_f64());
+        }
+        let default = if self.find_max { "5s" } else { "10s" };
+        let dur = duration("duration", self.duration.as_deref().unwrap_or(default))?;
+        let margin = parse_pct("margin", &self.margin)?;
+        let butler = ButlerMode::parse(&self.butler)?;
+        let device = self
+            .device_model
+            .as_deref()
+            .map(DeviceModel::parse)
+            .transpose()?;
+        if self.compare_default && !self.find_max {
+            bail!("--compare-default compares --find-max answers: add --find-max");
+        }
+        if !(2..=1024).contains(&self.parallel_qd) {
+            bail!("invalid parallel-qd {}: 2 to 1024", self.parallel_qd);
+        }
+        let spec = StreamSpec {
+            format,
+            play_tracks: play,
+            record_tracks: record,
+            period_frames: self.period,
+            duration_ns: dur.as_nanos() as u64,
+            margin,
+            policy,
+            butler,
+            stagger: self.stagger,
+            prealloc,
+        };
+        spec.validate()?;
+        let compare_parallel = (self.find_max
+            && butler == ButlerMode::Serial
+            && !self.no_parallel_compare
+            && kind != StreamKind::Hdr)
+            .then_some(self.parallel_qd);
+        Ok(Streaming {
+            kind,
+            spec,
+            device,
+            find_max: self.find_max,
+            compare_default: self.compare_default,
+            compare_parallel,
+            verify,
+        })
+    }
+}
+
+/// A share written `20%` or `0.2`.
+fn parse_pct(what: &'static str, s: &str) -> Result<f64> {
+    let t = s.trim();
+    let v = match t.strip_suffix('%') {
+        Some(p) => p.trim().parse::<f64>().map(|x| x / 100.0),
+        None => t.parse::<f64>(),
+    };
+    match v {
+        Ok(x) if (0.0..1.0).contains(&x) => Ok(x),
+        _ => bail!("invalid {what} {s:?}: a share from 0% to 99% (e.g. 20% or 0.2)"),
+    }
 }
 
 #[derive(Args, Debug)]
@@ -241,18 +448,25 @@ pub struct Settings {
 }
 
 impl Common {
-    pub fn settings(&self) -> Result<Settings> {
+    /// The settings of a measuring command; `io` for the classic ones (the streaming commands
+    /// choose their I/O through the butler and the profile).
+    pub fn settings(&self, io: Option<&IoArgs>) -> Result<Settings> {
         let format = Format::parse(&self.format)?;
-        let backend = match self.backend {
-            Some(BackendArg::Sync) => BackendKind::Sync,
-            Some(BackendArg::Uring) => BackendKind::Uring,
-            None if self.qd > 1 => BackendKind::Uring,
-            None => BackendKind::Sync,
-        };
-        let io = IoSettings {
-            backend,
-            queue_depth: self.qd,
-            cached: self.cached,
+        let io = match io {
+            None => IoSettings::default(),
+            Some(a) => {
+                let backend = match a.backend {
+                    Some(BackendArg::Sync) => BackendKind::Sync,
+                    Some(BackendArg::Uring) => BackendKind::Uring,
+                    None if a.qd > 1 => BackendKind::Uring,
+                    None => BackendKind::Sync,
+                };
+                IoSettings {
+                    backend,
+                    queue_depth: a.qd,
+                    cached: a.cached,
+                }
+            }
         };
         io.validate()?;
         if self.runs == 0 || self.runs > 1000 {

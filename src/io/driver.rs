@@ -154,6 +154,7 @@ pub fn drive(
                 offset: spec.offset,
                 len: spec.len,
                 slot,
+                external: std::ptr::null_mut(),
             })?;
             pending[slot as usize] = Some((spec, t));
             issued_bytes += u64::from(spec.len);

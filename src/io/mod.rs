@@ -24,7 +24,8 @@ pub enum OpKind {
 }
 
 /// One request handed to a backend: `len` bytes at `offset` of registered file `file`, into or out of
-/// the backend's buffer `slot`.
+/// the backend's buffer `slot`, or of caller memory at `external` when it is not null (the
+/// streaming engine reads straight into its rings). `slot` also names the request in completions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Op {
     pub kind: OpKind,
@@ -32,6 +33,8 @@ pub struct Op {
     pub offset: u64,
     pub len: u32,
     pub slot: u32,
+    /// Caller memory (page aligned for O_DIRECT) that must stay valid until the completion.
+    pub external: *mut u8,
 }
 
 /// A finished request: its slot and the kernel's answer (bytes moved, or a negative errno).

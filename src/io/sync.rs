@@ -41,13 +41,18 @@ impl IoBackend for SyncBackend {
             self.done.is_none(),
             "sync backend holds one request at a time"
         );
-        assert!(
-            op.len as usize <= self.buf.len(),
-            "request larger than its buffer"
-        );
         let fd = self.fds[op.file as usize];
-        let ptr = self.buf.as_mut_ptr();
-        // SAFETY: ptr is valid for buf.len() >= op.len bytes; fd is open for the backend's life.
+        let ptr = if op.external.is_null() {
+            assert!(
+                op.len as usize <= self.buf.len(),
+                "request larger than its buffer"
+            );
+            self.buf.as_mut_ptr()
+        } else {
+            op.external
+        };
+        // SAFETY: ptr is valid for op.len bytes (the slot, or caller memory by the Op contract); fd is
+        // open for the backend's life.
         let r = unsafe {
             match op.kind {
                 OpKind::Read => libc::pread(fd, ptr.cast(), op.len as usize, op.offset as i64),

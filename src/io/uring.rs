@@ -54,11 +54,17 @@ impl UringBackend {
     }
 
     fn entry(&mut self, op: Op) -> squeue::Entry {
-        let buf = self.bufs[op.slot as usize].as_mut_ptr();
+        let external = !op.external.is_null();
+        let buf = if external {
+            op.external
+        } else {
+            self.bufs[op.slot as usize].as_mut_ptr()
+        };
         let idx = op.slot as u16;
+        let fixed = self.fixed_bufs && !external;
         macro_rules! build {
             ($fd:expr) => {
-                match (op.kind, self.fixed_bufs) {
+                match (op.kind, fixed) {
                     (OpKind::Read, true) => opcode::ReadFixed::new($fd, buf, op.len, idx)
                         .offset(op.offset)
                         .build(),
@@ -122,7 +128,7 @@ impl IoBackend for UringBackend {
     fn submit(&mut self, op: Op) -> Result<()> {
         assert!(
             (op.slot as usize) < self.bufs.len()
-                && op.len as usize <= self.bufs[op.slot as usize].len(),
+                && (!op.external.is_null() || op.len as usize <= self.bufs[op.slot as usize].len()),
             "request outside its slot"
         );
         assert!(self.in_flight < self.bufs.len(), "more requests than slots");

@@ -4,6 +4,7 @@
 
 pub mod butler;
 pub mod profile;
+pub mod real;
 pub mod sim;
 
 pub mod ring;

@@ -286,7 +286,7 @@ pub fn simulate(
     let mut planned = Vec::with_capacity(qd);
     let mut read_lat = LatencyHist::default();
     let mut write_lat = LatencyHist::default();
-    let (mut read_bytes, mut written_bytes) = (0u64, 0u64);
+    let mut written_bytes = 0u64;
     let mut now = 0u64;
 
     let mut issue = |planner: &mut Planner,
@@ -326,13 +326,14 @@ pub fn simulate(
         now = t;
         let (r, _) = slots[slot].take().expect("event for a live request");
         free_slots.push(slot);
-        read_bytes += r.len;
         planner.complete(&tracks, &r);
         if cancel.load(Ordering::Relaxed) {
             break;
         }
     }
     let locate_ns = now;
+    // Rates describe the run itself, not the prefill.
+    let mut read_bytes = 0u64;
     stagger(spec, &tracks);
 
     let period_ns = spec.period_ns();

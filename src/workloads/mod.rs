@@ -6,6 +6,7 @@ pub mod mix;
 pub mod patterns;
 pub mod seek;
 pub mod seq;
+pub mod stream;
 pub mod sweep;
 pub mod zones;
 
@@ -110,6 +111,8 @@ pub struct RunOutcome {
     pub interrupted: bool,
     /// Observations that depend on the target rather than on the figures.
     pub notes: Vec<String>,
+    /// Structured detail for the document (telemetry, probes), from the last run.
+    pub extra: Option<serde_json::Value>,
 }
 
 impl RunOutcome {
@@ -169,6 +172,7 @@ pub fn run_repeated(w: &mut dyn Workload, env: &mut Env<'_>, runs: u32) -> Resul
     let mut refused = false;
     let mut interrupted = false;
     let mut run_notes: Vec<String> = Vec::new();
+    let mut extra = None;
     for r in 0..runs {
         if env.ctl.cancelled() {
             interrupted = true;
@@ -185,6 +189,9 @@ pub fn run_repeated(w: &mut dyn Workload, env: &mut Env<'_>, runs: u32) -> Resul
         cached |= out.cached;
         refused |= out.direct_refused;
         interrupted |= out.interrupted;
+        if out.extra.is_some() {
+            extra = out.extra;
+        }
         for n in out.notes {
             if !run_notes.contains(&n) {
                 run_notes.push(n);
@@ -235,6 +242,7 @@ pub fn run_repeated(w: &mut dyn Workload, env: &mut Env<'_>, runs: u32) -> Resul
     }
     s.notes.extend(w.notes(&s));
     s.notes.extend(run_notes);
+    s.extra = extra;
     Ok(s)
 }
 

@@ -1,0 +1,619 @@
+//! `play`, `record` and `hdr`: the real-time streaming engine as workloads — one run at a given
+//! track count with its verdict, or `--find-max`, the search for the most tracks that pass, with
+//! the naive (sequential-rate) count, the parallel butler's count and the default engine's count
+//! beside it.
+
+use super::patterns::{RoundRobin, Sequential};
+use super::{Env, RunOutcome, Workload};
+use crate::audio::DATA_OFFSET;
+use crate::capacity::{Capacity, ProbeResult, find_max};
+use crate::dataset::{self, Span};
+use crate::error::{Error, Result};
+use crate::io::driver::Limits;
+use crate::io::{self, OpKind, OpenMode};
+use crate::result::{Metric, RunRow, Section, metric};
+use crate::stream::real::StreamFile;
+use crate::stream::sim::{DeviceModel, simulate};
+use crate::stream::{ButlerMode, Policy, StreamOutcome, StreamSpec, Verdict, real};
+use crate::units::fmt_size;
+use serde::Serialize;
+use std::os::fd::AsRawFd;
+use std::time::Duration;
+
+/// Which streaming workload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StreamKind {
+    Play,
+    Record,
+    Hdr,
+}
+
+/// The record share of the hdr curve: M = 0, N/4, N/2 and N.
+pub const HDR_RATIOS: [f64; 4] = [0.0, 0.25, 0.5, 1.0];
+
+#[derive(Debug, Clone)]
+pub struct Streaming {
+    pub kind: StreamKind,
+    /// Counts in it are used for single runs; `--find-max` searches them.
+    pub spec: StreamSpec,
+    /// Run in virtual time against this model instead of the disk.
+    pub device: Option<DeviceModel>,
+    pub find_max: bool,
+    /// With a profile other than the default engine, also search the default engine.
+    pub compare_default: bool,
+    /// For a serial butler, also search the parallel butler at this queue depth.
+    pub compare_parallel: Option<u32>,
+    /// Read recorded files back and check every tag.
+    pub verify: bool,
+}
+
+/// Longest playback file: reads wrap around at its end, as a looping DAW transport would.
+const PLAY_FILE_MAX_S: f64 = 8.0;
+
+impl Streaming {
+    fn label(&self, spec: &StreamSpec) -> String {
+        match self.kind {
+            StreamKind::Play => format!("{} tracks", spec.play_tracks),
+            StreamKind::Record => format!("{} tracks", spec.record_tracks),
+            StreamKind::Hdr => format!("{} play + {} record", spec.play_tracks, spec.record_tracks),
+        }
+    }
+
+    /// One run at the spec's counts, simulated or real.
+    fn one(&self, env: &mut Env<'_>, spec: &StreamSpec) -> Result<StreamOutcome> {
+        match &self.device {
+            Some(m) => simulate(spec, m, env.ctl.cancel),
+            None => self.one_real(env, spec),
+        }
+    }
+
+    fn play_len(&self, spec: &StreamSpec) -> u64 {
+        let rate = spec.format.bytes_per_second() as f64;
+        let secs = (spec.duration_ns as f64 / 1e9 + spec.policy.buffer_s).min(PLAY_FILE_MAX_S);
+        let bytes = (secs * rate) as u64;
+        bytes.max(2 * spec.ring_bytes() + (256 << 10))
+    }
+
+    fn one_real(&self, env: &mut Env<'_>, spec: &StreamSpec) -> Result<StreamOutcome> {
+        let what = format!("{:?} (it writes test files)", self.kind).to_lowercase();
+        let direct = spec.policy.direct;
+        let play_len = self.play_len(spec);
+        let rec_len =
+            (spec.ticks() * spec.period_bytes() + spec.ring_bytes() + spec.policy.chunk_bytes)
+                .div_ceil(4096)
+                * 4096;
+        let (dd, ctl) = env.data_dir(&what)?;
+        let (play, _) = dataset::ensure_wavs(
+            dd,
+            "play",
+            spec.play_tracks as usize,
+            &spec.format,
+            play_len,
+            !direct,
+            ctl,
+        )?;
+        if !direct {
+            for s in &play {
+                // Start from a cold page cache, as a session opened after a while would.
+                // SAFETY: a valid descriptor; advice only.
+                unsafe { libc::posix_fadvise(s.file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+            }
+        }
+        dd.ensure_space(u64::from(spec.record_tracks) * (rec_len + DATA_OFFSET))?;
+        let names: Vec<String> = (0..spec.record_tracks)
+            .map(|i| format!("rec-{i:04}.wav"))
+            .collect();
+        let items: Vec<(String, String, u64)> = names
+            .iter()
+            .map(|n| (n.clone(), format!("record:{n}"), DATA_OFFSET + rec_len))
+            .collect();
+        let registered = dd.register_many(&items)?;
+        let mut rec: Vec<Span> = Vec::with_capacity(registered.len());
+        for (path, id) in registered {
+            let o = io::open(&path, OpenMode::Create, !direct)?;
+            dataset::write_header(&o.file, &path, &spec.format, rec_len)?;
+            if spec.prealloc {
+                // SAFETY: a valid descriptor; the range is ours.
+                let r = unsafe {
+                    libc::posix_fallocate(o.file.as_raw_fd(), 0, (DATA_OFFSET + rec_len) as i64)
+                };
+                if r != 0 {
+                    return Err(Error::io(
+                        format!("cannot preallocate {}", path.display()),
+                        std::io::Error::from_raw_os_error(r),
+                    ));
+                }
+            }
+            rec.push(Span {
+                path,
+                file: o.file,
+                start: DATA_OFFSET,
+                end: DATA_OFFSET + rec_len,
+                content_id: Some(id),
+                cached: o.cached,
+                direct_refused: o.direct_refused,
+            });
+        }
+        let pf: Vec<_> = play.iter().map(|s| stream_file(s, s.len())).collect();
+        let rf: Vec<_> = rec.iter().map(|s| stream_file(s, rec_len)).collect();
+        let (outcome, written) = real::run(spec, &pf, &rf, &env.ctl)?;
+        drop(pf);
+        drop(rf);
+        // Record files become proper WAV files of what was recorded.
+        let frame = spec.format.bytes_per_frame();
+        for (s, &w) in rec.iter().zip(&written) {
+            let audio = w / frame * frame;
+            dataset::write_header(&s.file, &s.path, &spec.format, audio)?;
+            s.file
+                .set_len(DATA_OFFSET + w)
+                .and_then(|_| s.file.sync_all())
+                .map_err(|e| Error::io(format!("cannot finish {}", s.path.display()), e))?;
+        }
+        if self.verify {
+            for (s, &w) in rec.iter().zip(&written) {
+                if w == 0 {
+                    continue;
+                }
+                let mut p = Sequential::new(
+                    OpKind::Read,
+                    0,
+                    DATA_OFFSET,
+                    DATA_OFFSET + w / 4096 * 4096,
+                    1 << 20,
+                    false,
+                );
+                env.drive(
+                    &[s],
+                    &mut p,
+                    1 << 20,
+                    Limits::default(),
+                    "verifying recorded files",
+                )?;
+            }
+        }
+        let keep = env.data.as_deref().is_some_and(|d| d.keep());
+        if !keep {
+            drop(rec);
+            let (dd, _) = env.data_dir(&what)?;
+            for n in &names {
+                dd.delete(n)?;
+            }
+        }
+        Ok(outcome)
+    }
+
+    /// Tracks per second of device time a short multi-file read suggests, and the naive count the
+    /// sequential rate suggests: (first guess, naive), both for play + record combined.
+    fn estimates(&self, env: &mut Env<'_>) -> Result<(f64, f64, Vec<String>)> {
+        let spec = &self.spec;
+        let rate = spec.format.bytes_per_second() as f64;
+        let chunk = spec.policy.chunk_bytes;
+        let mut notes = Vec::new();
+        if let Some(m) = &self.device {
+            let spacing = self.play_len(spec) + 4096;
+            let rr = chunk as f64 / (m.occupancy_ns(chunk, Some(spacing)) as f64 / 1e9);
+            let seq = (1u64 << 20) as f64 / (m.occupancy_ns(1 << 20, None) as f64 / 1e9);
+            return Ok((rr / rate, seq / rate, notes));
+        }
+        let files = 64usize;
+        let (format, direct) = (spec.format, spec.policy.direct);
+        let play_len = self.play_len(spec);
+        let (dd, ctl) = env.data_dir("the first guess")?;
+        let (play, _) = dataset::ensure_wavs(dd, "play", files, &format, play_len, !direct, ctl)?;
+        let (mut span, _) = dataset::ensure_wavs(dd, "span", 1, &format, 256 << 20, false, ctl)?;
+        let span = span.remove(0);
+        let refs: Vec<&Span> = play.iter().collect();
+        let ranges: Vec<_> = play.iter().map(|s| (s.start, s.end)).collect();
+        let mut rr = RoundRobin::new(&ranges, chunk as u32);
+        let lim = Limits {
+            duration: Some(Duration::from_secs(1)),
+            bytes: None,
+        };
+        let s = env.drive(
+            &refs,
+            &mut rr,
+            chunk as u32,
+            lim,
+            "first guess: 64 files round robin",
+        )?;
+        let rr_rate = crate::units::mb_per_s(s.bytes(), s.elapsed) * 1e6;
+        let mut seq = Sequential::new(OpKind::Read, 0, span.start, span.end, 1 << 20, true);
+        let s = env.drive(&[&span], &mut seq, 1 << 20, lim, "sequential rate")?;
+        let seq_rate = crate::units::mb_per_s(s.bytes(), s.elapsed) * 1e6;
+        notes.push(format!(
+            "first guess from 64 files read round robin at {}: {:.0} MB/s; sequential read at 1M: {:.0} MB/s",
+            fmt_size(chunk),
+            rr_rate / 1e6,
+            seq_rate / 1e6
+        ));
+        Ok((rr_rate / rate, seq_rate / rate, notes))
+    }
+
+    /// The largest count of `base`'s shape that passes. `ratio` is records per playback track
+    /// (hdr); play and record workloads search their own count.
+    fn search(
+        &self,
+        env: &mut Env<'_>,
+        base: &StreamSpec,
+        ratio: f64,
+        guess: f64,
+    ) -> Result<Capacity> {
+        let counts = |n: u32| -> (u32, u32) {
+            match self.kind {
+                StreamKind::Play => (n, 0),
+                StreamKind::Record => (0, n),
+                StreamKind::Hdr => (n, (f64::from(n) * ratio).round() as u32),
+            }
+        };
+        let per = 1.0
+            + if self.kind == StreamKind::Hdr {
+                ratio
+            } else {
+                0.0
+            };
+        let first = ((guess * 0.8) / per).max(1.0) as u32;
+        let limit = self.limit(env, base, per);
+        find_max(first, limit, 0.02, |n, _confirm| {
+            let mut s = base.clone();
+            (s.play_tracks, s.record_tracks) = counts(n);
+            match self.one(env, &s) {
+                Ok(o) if o.interrupted => Ok(None),
+                Ok(o) => Ok(Some(ProbeResult {
+                    verdict: o.verdict,
+                    worst_headroom_pct: o.worst_headroom_pct,
+                    xruns: o.xruns(),
+                })),
+                Err(Error::Interrupted) => Ok(None),
+                Err(e) => Err(e),
+            }
+        })
+    }
+
+    /// The most tracks a search may try: what memory and free space allow.
+    fn limit(&self, env: &Env<'_>, base: &StreamSpec, per: f64) -> u32 {
+        if self.device.is_some() {
+            return 20_000;
+        }
+        let ram = crate::host::inspect().memory_bytes.unwrap_or(8 << 30);
+        let by_ram = ram / 2 / base.ring_bytes().max(1);
+        let file =
+            self.play_len(base) + base.duration_ns / 1_000_000_000 * base.format.bytes_per_second();
+        let by_space = env.target.free_bytes.unwrap_or(u64::MAX) / 2 / file.max(1);
+        ((by_ram.min(by_space) as f64 / per) as u64).clamp(1, 20_000) as u32
+    }
+}
+
+fn outcome_metrics(o: &StreamOutcome) -> Vec<Metric> {
+    let secs = (o.ran_ms / 1000.0).max(f64::MIN_POSITIVE);
+    let mut m = vec![
+        metric(
+            "tracks",
+            "tracks",
+            f64::from(o.play_tracks + o.record_tracks),
+        ),
+        metric("xruns", "xruns", o.xruns() as f64),
+        metric("underruns", "xruns", o.underruns as f64),
+        metric("overruns", "xruns", o.overruns as f64),
+        metric("worst_headroom_pct", "%", o.worst_headroom_pct),
+        metric("locate_ms", "ms", o.locate_ms),
+        metric("read_mb_per_s", "MB/s", o.read_bytes as f64 / secs / 1e6),
+        metric(
+            "write_mb_per_s",
+            "MB/s",
+            o.written_bytes as f64 / secs / 1e6,
+        ),
+        metric("ram_bytes", "bytes", o.ram_bytes as f64),
+    ];
+    if let Some(l) = &o.read_latency {
+        m.push(metric("read_latency_us_p99", "µs", l.p99_us));
+    }
+    if let Some(l) = &o.write_latency {
+        m.push(metric("write_latency_us_p99", "µs", l.p99_us));
+    }
+    if let Some(l) = &o.tick_lateness {
+        m.push(metric("tick_late_us_p50", "µs", l.p50_us));
+        m.push(metric("tick_late_us_p99", "µs", l.p99_us));
+        m.push(metric("tick_late_us_max", "µs", l.max_us));
+    }
+    if !o.simulated {
+        m.push(metric("tick_cpu_pct", "% of a core", o.tick_cpu_pct));
+        m.push(metric("butler_cpu_pct", "% of a core", o.butler_cpu_pct));
+    }
+    m
+}
+
+fn verdict_word(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Pass => "PASS",
+        Verdict::Marginal => "MARGINAL",
+        Verdict::Fail => "FAIL",
+    }
+}
+
+#[derive(Serialize)]
+struct CapacityReport {
+    label: String,
+    profile: String,
+    butler: String,
+    play_tracks: u32,
+    record_tracks: u32,
+    capacity: Capacity,
+}
+
+impl Workload for Streaming {
+    fn name(&self) -> &'static str {
+        match self.kind {
+            StreamKind::Play => "play",
+            StreamKind::Record => "record",
+            StreamKind::Hdr => "hdr",
+        }
+    }
+
+    fn title(&self) -> String {
+        let s = &self.spec;
+        let what = match (self.kind, self.find_max) {
+            (StreamKind::Play, false) => "Real-time playback",
+            (StreamKind::Record, false) => "Real-time recording",
+            (StreamKind::Hdr, false) => "Playback while recording",
+            (StreamKind::Play, true) => "Most playback tracks",
+            (StreamKind::Record, true) => "Most record tracks",
+            (StreamKind::Hdr, true) => "Most playback tracks while recording (N for each M)",
+        };
+        format!(
+            "{what}: {}, profile {}, {} butler, {} chunks, {} rings ({:.2} s), period {}{}",
+            s.format,
+            s.policy.profile,
+            s.butler,
+            fmt_size(s.policy.chunk_bytes),
+            fmt_size(s.ring_bytes()),
+            s.policy.buffer_s,
+            s.period_frames,
+            match &self.device {
+                Some(m) => format!(", simulated device {}", m.name),
+                None => String::new(),
+            }
+        )
+    }
+
+    fn settings(&self) -> serde_json::Value {
+        serde_json::json!({
+            "spec": self.spec,
+            "device_model": self.device,
+            "find_max": self.find_max,
+            "compare_default": self.compare_default,
+            "compare_parallel": self.compare_parallel,
+            "verify": self.verify,
+            "profile_source": self.spec.policy.source,
+        })
+    }
+
+    fn run_once(&mut self, env: &mut Env<'_>, _run: u32) -> Result<RunOutcome> {
+        let mut out = RunOutcome::default();
+        if self.device.is_none() {
+            env.data_dir(self.name())?;
+        }
+        out.cached = self.device.is_none() && !self.spec.policy.direct;
+        if out.cached {
+            out.notes.push(format!(
+                "profile {} reads and writes through the page cache, as the program does; its read-ahead is part of the cost",
+                self.spec.policy.profile
+            ));
+        }
+        let ring_s = self.spec.ring_bytes() as f64 / self.spec.format.bytes_per_second() as f64;
+        if (self.spec.duration_ns as f64 / 1e9) < 2.0 * ring_s {
+            out.notes.push(format!(
+                "each run lasts less than two rings ({ring_s:.1} s each): the disk is barely asked for a steady refill; use --duration {:.0}s or more to see the steady state",
+                (2.0 * ring_s).ceil()
+            ));
+        }
+        if !self.find_max {
+            let spec = self.spec.clone();
+            let o = self.one(env, &spec)?;
+            if let Some(n) = &o.realtime_note {
+                out.notes.push(format!(
+                    "{n}: the tick ran anyway, and its lateness is reported"
+                ));
+            }
+            if let Some(l) = &o.tick_lateness {
+                let period_us = spec.period_ns() as f64 / 1000.0;
+                if l.max_us > period_us / 2.0 {
+                    out.notes.push(format!(
+                        "the audio tick woke up to {:.0} µs late (period {:.0} µs): scheduling trouble on this machine, not the disk",
+                        l.max_us, period_us
+                    ));
+                }
+            }
+            if let Some(t) = o.first_xrun_ms {
+                out.notes
+                    .push(format!("first xrun at {:.0} ms into the run", t));
+            }
+            out.interrupted = o.interrupted;
+            out.rows.push(RunRow {
+                label: format!("{}: {}", self.label(&spec), verdict_word(o.verdict)),
+                metrics: outcome_metrics(&o),
+            });
+            out.extra = Some(serde_json::to_value(&o).expect("outcome serialises"));
+            return Ok(out);
+        }
+
+        let (guess, naive, notes) = self.estimates(env)?;
+        out.notes.extend(notes);
+        let mut reports = Vec::new();
+        let ratios: Vec<f64> = match self.kind {
+            StreamKind::Hdr => HDR_RATIOS.to_vec(),
+            _ => vec![0.0],
+        };
+        let mut searches: Vec<(String, StreamSpec, f64)> = Vec::new();
+        for &r in &ratios {
+            let label = if self.kind != StreamKind::Hdr {
+                format!("{} · {}", self.spec.policy.profile, self.spec.butler)
+            } else if r == 0.0 {
+                "M = 0".to_string()
+            } else if r == 1.0 {
+                "M = N".to_string()
+            } else {
+                format!("M = N/{}", (1.0 / r).round())
+            };
+            searches.push((label, self.spec.clone(), r));
+        }
+        if self.compare_default && self.spec.policy.profile != "trackbench" {
+            let mut s = self.spec.clone();
+            s.policy = Policy::named("trackbench", &s.format)?;
+            searches.push((format!("trackbench · {}", s.butler), s, 0.0));
+        }
+        let mut serial_answer = None;
+        let mut i = 0;
+        while i < searches.len() {
+            if env.ctl.cancelled() {
+                out.interrupted = true;
+                break;
+            }
+            let (label, spec, ratio) = searches[i].clone();
+            let start_guess = if i == 0 {
+                guess
+            } else {
+                guess.max(f64::from(serial_answer.unwrap_or(1)))
+            };
+            let cap = self.search(env, &spec, ratio, start_guess)?;
+            let (p, r) = match self.kind {
+                StreamKind::Play => (cap.answer, 0),
+                StreamKind::Record => (0, cap.answer),
+                StreamKind::Hdr => (cap.answer, (f64::from(cap.answer) * ratio).round() as u32),
+            };
+            let at_answer = cap.probes.iter().rev().find(|pr| pr.count == cap.answer);
+            let per = 1.0 + ratio;
+            let mut metrics = vec![metric("tracks", "tracks", f64::from(p + r))];
+            if self.kind == StreamKind::Hdr {
+                metrics.push(metric("play_tracks", "tracks", f64::from(p)));
+                metrics.push(metric("record_tracks", "tracks", f64::from(r)));
+            }
+            metrics.extend([
+                metric("naive_tracks", "tracks", (naive / per).floor() * per),
+                metric(
+                    "worst_headroom_pct",
+                    "%",
+                    at_answer.map_or(0.0, |a| a.worst_headroom_pct),
+                ),
+                metric("probes", "runs", cap.probes.len() as f64),
+                metric(
+                    "ram_bytes",
+                    "bytes",
+                    (spec.ring_bytes() * u64::from(p + r)) as f64,
+                ),
+            ]);
+            out.rows.push(RunRow {
+                label: label.clone(),
+                metrics,
+            });
+            let trail: Vec<String> = cap
+                .probes
+                .iter()
+                .map(|pr| {
+                    format!(
+                        "{}{} {}",
+                        if pr.confirmation { "confirm " } else { "" },
+                        pr.count,
+                        verdict_word(pr.verdict).to_lowercase()
+                    )
+                })
+                .collect();
+            out.notes.push(format!(
+                "{label}: {} -> {}{}{}",
+                trail.join(", "),
+                cap.answer,
+                if cap.confirmed {
+                    " (confirmed)"
+                } else {
+                    " (not confirmed)"
+                },
+                if cap.hit_limit {
+                    ", the search limit: the disk may carry more"
+                } else {
+                    ""
+                }
+            ));
+            if i == 0 {
+                serial_answer = Some(cap.answer);
+                if let (ButlerMode::Serial, Some(qd)) = (spec.butler, self.compare_parallel)
+                    && self.kind != StreamKind::Hdr
+                {
+                    let mut s = spec.clone();
+                    s.butler = ButlerMode::Parallel(qd);
+                    searches.insert(1, (format!("{} · {}", s.policy.profile, s.butler), s, 0.0));
+                }
+            }
+            reports.push(CapacityReport {
+                label,
+                profile: spec.policy.profile.clone(),
+                butler: spec.butler.to_string(),
+                play_tracks: p,
+                record_tracks: r,
+                capacity: cap,
+            });
+            i += 1;
+        }
+        out.extra = Some(
+            serde_json::json!({ "naive_tracks": naive, "first_guess_tracks": guess, "searches": reports }),
+        );
+        Ok(out)
+    }
+
+    fn notes(&self, s: &Section) -> Vec<String> {
+        let mut n = Vec::new();
+        if !self.find_max {
+            return n;
+        }
+        let get = |row: &str, f: &str| {
+            s.row(row)
+                .and_then(|r| r.figure(f))
+                .map(|f| f.spread.median)
+        };
+        if let Some(first) = s.rows.first() {
+            let tracks = first.figure("tracks").map_or(0.0, |f| f.spread.median);
+            let naive = first
+                .figure("naive_tracks")
+                .map_or(0.0, |f| f.spread.median);
+            if naive > 0.0 && self.kind != StreamKind::Hdr {
+                n.push(format!(
+                    "{tracks:.0} tracks hold in real time; the sequential rate alone would promise {naive:.0} ({:.0}% of that)",
+                    100.0 * tracks / naive
+                ));
+            }
+            if let Some(qd) = self.compare_parallel {
+                let par = format!("{} · parallel:{qd}", self.spec.policy.profile);
+                if let Some(p) = get(&par, "tracks") {
+                    n.push(format!(
+                        "a serial butler leaves {:.0} tracks on the table: the parallel butler (io_uring, {qd} in flight) holds {p:.0}",
+                        (p - tracks).max(0.0)
+                    ));
+                }
+            }
+        }
+        n.push(format!(
+            "answers hold for: {} at {}, period {}, {} rings, {} chunks, margin {:.0}%{}",
+            self.spec.policy.profile,
+            self.spec.format,
+            self.spec.period_frames,
+            fmt_size(self.spec.ring_bytes()),
+            fmt_size(self.spec.policy.chunk_bytes),
+            self.spec.margin * 100.0,
+            if self.spec.stagger {
+                ", staggered starts"
+            } else {
+                ", tracks starting in phase"
+            }
+        ));
+        n
+    }
+}
+
+fn stream_file(s: &Span, len: u64) -> StreamFile<'_> {
+    StreamFile {
+        file: &s.file,
+        path: s.path.clone(),
+        content_id: s.content_id.expect("our own media"),
+        data_start: s.start,
+        data_len: len,
+    }
+}
