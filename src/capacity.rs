@@ -10,6 +10,8 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Probe {
     pub count: u32,
+    /// Wall time the probe took, setup included.
+    pub elapsed_s: f64,
     pub verdict: Verdict,
     pub worst_headroom_pct: f64,
     pub xruns: u64,
@@ -62,11 +64,13 @@ pub fn find_max(
     let mut lo = 0u32; // largest passing
     let mut hi = limit + 1; // smallest not passing
     let mut run = |n: u32, confirmation: bool, cap: &mut Capacity| -> Result<Option<bool>> {
+        let t = std::time::Instant::now();
         let Some(r) = probe(n, confirmation)? else {
             return Ok(None);
         };
         cap.probes.push(Probe {
             count: n,
+            elapsed_s: t.elapsed().as_secs_f64(),
             verdict: r.verdict,
             worst_headroom_pct: r.worst_headroom_pct,
             xruns: r.xruns,
@@ -74,8 +78,10 @@ pub fn find_max(
         });
         Ok(Some(r.verdict == Verdict::Pass))
     };
-    // Exponential steps from the guess until pass and fail are bracketed.
+    // Exponential steps from the guess until pass and fail are bracketed: the first step is a
+    // quarter of the guess (a good guess is usually near), and each further step doubles.
     let mut n = guess;
+    let mut step = 0.25f64;
     loop {
         let Some(pass) = run(n, false, &mut cap)? else {
             return Ok(finish(cap, lo, hi, limit));
@@ -85,14 +91,16 @@ pub fn find_max(
             if n >= limit || hi <= limit {
                 break;
             }
-            n = n.saturating_mul(2).min(limit);
+            n = (f64::from(n) * (1.0 + step)).ceil().min(f64::from(limit)) as u32;
+            n = n.max(lo + 1).min(limit);
         } else {
             hi = n;
             if n == 1 || lo > 0 {
                 break;
             }
-            n = (n / 2).max(1);
+            n = ((f64::from(n) / (1.0 + step)).floor() as u32).clamp(1, hi - 1);
         }
+        step *= 2.0;
         if lo > 0 && hi <= limit {
             break;
         }

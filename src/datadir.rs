@@ -157,10 +157,21 @@ impl DataDir {
 
     /// Deletes one of trackbench's files and forgets it.
     pub fn delete(&mut self, name: &str) -> Result<()> {
-        match self.manifest.files.iter().position(|e| e.name == name) {
-            Some(i) => self.delete_at(i),
-            None => Ok(()),
+        self.delete_many(&[name])
+    }
+
+    /// Deletes several of trackbench's files and forgets them (one manifest write).
+    pub fn delete_many(&mut self, names: &[&str]) -> Result<()> {
+        let mut first_err = None;
+        for name in names {
+            if let Some(i) = self.manifest.files.iter().position(|e| e.name == *name)
+                && let Err(e) = self.delete_at(i)
+            {
+                first_err.get_or_insert(e);
+            }
         }
+        self.save()?;
+        first_err.map_or(Ok(()), Err)
     }
 
     fn delete_at(&mut self, i: usize) -> Result<()> {
@@ -170,8 +181,9 @@ impl DataDir {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => return Err(Error::io(format!("cannot delete {}", p.display()), e)),
         }
+        // The caller writes the manifest once for a batch.
         self.manifest.files.remove(i);
-        self.save()
+        Ok(())
     }
 
     /// Fails unless `bytes` more fit on the filesystem with a margin to spare: 1% of its size, and

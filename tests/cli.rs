@@ -573,3 +573,252 @@ fn run_is_the_standard_suite_with_a_summary() {
     );
     assert_clean(&target);
 }
+
+fn section_extra(doc: &Value) -> &Value {
+    &doc["sections"][0]["extra"]
+}
+
+#[test]
+fn play_record_and_hdr_run_in_real_time_and_verify() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path().to_str().unwrap();
+    let v = run_json(t.path(), &["play", d, "--tracks", "8", "--duration", "2s"]);
+    let s = &v["sections"][0];
+    assert_eq!(s["workload"], "play");
+    let o = section_extra(&v);
+    assert_eq!(o["verdict"], "pass", "8 tracks on a temp dir: {o}");
+    assert_eq!(o["underruns"], 0);
+    assert_eq!(o["play_tracks"], 8);
+    assert_eq!(o["tracks"].as_array().unwrap().len(), 8);
+    assert!(o["locate_ms"].as_f64().unwrap() > 0.0);
+    assert!(
+        o["ticks"].as_u64().unwrap() >= 370,
+        "2 s of 5.33 ms periods"
+    );
+    assert!(o["tick_lateness"]["p50_us"].as_f64().is_some());
+    assert!(!o["fill"].as_array().unwrap().is_empty());
+    assert!(o["ring_bytes_per_track"].as_u64().unwrap() >= 2 * 262_144);
+    let label = s["rows"][0]["label"].as_str().unwrap();
+    assert!(label.starts_with("8 tracks: PASS"), "{label}");
+    assert_clean(t.path());
+
+    // Recording keeps its files with --keep: they are WAV files an audio library reads, and
+    // --verify read every block back.
+    let v = run_json(
+        t.path(),
+        &[
+            "record",
+            d,
+            "--tracks",
+            "4",
+            "--duration",
+            "2s",
+            "--verify",
+            "--keep",
+        ],
+    );
+    let o = section_extra(&v);
+    assert_eq!(o["overruns"], 0);
+    assert_eq!(o["verdict"], "pass");
+    let rec = t.path().join("trackbench-data/rec-0000.wav");
+    let r = hound::WavReader::open(&rec).unwrap();
+    assert_eq!(r.spec().sample_rate, 48_000);
+    assert_eq!(r.spec().bits_per_sample, 24);
+    // Two seconds of audio, less whatever was still in the ring in pieces smaller than a block.
+    let secs = f64::from(r.duration()) / 48_000.0;
+    assert!(secs > 1.9 && secs <= 2.01, "{secs} s recorded");
+    drop(r);
+    tb().args(["clean", d]).assert().success();
+
+    let v = run_json(
+        t.path(),
+        &[
+            "hdr",
+            d,
+            "--play",
+            "4",
+            "--record",
+            "4",
+            "--duration",
+            "2s",
+            "--prealloc",
+            "--verify",
+        ],
+    );
+    let o = section_extra(&v);
+    assert_eq!(
+        (o["play_tracks"].as_u64(), o["record_tracks"].as_u64()),
+        (Some(4), Some(4))
+    );
+    assert_eq!(o["verdict"], "pass");
+    assert!(o["written_bytes"].as_u64().unwrap() > 4 * 144_000);
+    assert!(o["read_bytes"].as_u64().unwrap() > 0 || o["ran_ms"].as_f64().unwrap() < 3000.0);
+    assert_clean(t.path());
+}
+
+#[test]
+fn a_starved_run_fails_with_its_xruns_named() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path().to_str().unwrap();
+    // Rings of two 4K chunks cannot hold two periods of 4096 frames: refused with the reason.
+    tb().args([
+        "play", d, "--buffer", "1ms", "--chunk", "4K", "--period", "4096",
+    ])
+    .assert()
+    .failure()
+    .stderr(predicate::str::contains(
+        "at least two chunks and two periods",
+    ));
+    // A simulated disk too slow for the count fails with underruns and their times.
+    let v = run_json(
+        t.path(),
+        &[
+            "play",
+            "--device-model",
+            "bw=1M",
+            "--tracks",
+            "20",
+            "--duration",
+            "20s",
+            d,
+        ],
+    );
+    let o = section_extra(&v);
+    assert_eq!(o["verdict"], "fail");
+    assert!(o["underruns"].as_u64().unwrap() > 0);
+    assert!(o["first_xrun_ms"].as_f64().unwrap() > 0.0);
+    let failing = o["tracks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["xruns"].as_u64().unwrap() > 0)
+        .count();
+    assert!(failing > 0);
+    assert_eq!(o["simulated"], true);
+    // A simulation touches nothing on the target.
+    assert!(!t.path().join("trackbench-data").exists());
+}
+
+#[test]
+fn find_max_on_a_simulated_disk_keeps_every_probe() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path().to_str().unwrap();
+    let v = run_json(
+        t.path(),
+        &[
+            "play",
+            d,
+            "--device-model",
+            "bw=14400000",
+            "--chunk",
+            "64K",
+            "--find-max",
+            "--compare-parallel",
+        ],
+    );
+    let s = &v["sections"][0];
+    let rows = s["rows"].as_array().unwrap();
+    assert_eq!(rows[0]["label"], "trackbench · serial");
+    assert_eq!(rows[1]["label"], "trackbench · parallel:8");
+    let tracks = figure(&v, "trackbench · serial", "tracks");
+    assert!(
+        (99.0..=101.0).contains(&tracks),
+        "bandwidth / rate = 100 tracks, found {tracks}"
+    );
+    assert_eq!(figure(&v, "trackbench · serial", "naive_tracks"), 100.0);
+    let search = &s["extra"]["searches"][0]["capacity"];
+    assert!(search["confirmed"].as_bool().unwrap());
+    let probes = search["probes"].as_array().unwrap();
+    assert!(probes.len() >= 3);
+    assert!(
+        probes.iter().any(|p| p["verdict"] != "pass"),
+        "the search saw a failure"
+    );
+    assert!(probes.last().unwrap()["confirmation"].as_bool().unwrap());
+
+    let v = run_json(
+        t.path(),
+        &[
+            "hdr",
+            d,
+            "--device-model",
+            "bw=14400000",
+            "--chunk",
+            "64K",
+            "--find-max",
+        ],
+    );
+    let labels: Vec<_> = v["sections"][0]["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["label"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(labels, ["M = 0", "M = N/4", "M = N/2", "M = N"]);
+    let n0 = figure(&v, "M = 0", "play_tracks");
+    let nn = figure(&v, "M = N", "play_tracks");
+    assert_eq!(figure(&v, "M = N", "record_tracks"), nn);
+    assert!(
+        nn < n0,
+        "recording as many as it plays leaves fewer playback tracks: {nn} vs {n0}"
+    );
+
+    let v = run_json(
+        t.path(),
+        &[
+            "play",
+            d,
+            "--device-model",
+            "hdd-7200",
+            "--profile",
+            "ardour-medium",
+            "--find-max",
+            "--compare-default",
+            "--duration",
+            "30s",
+        ],
+    );
+    let labels: Vec<_> = v["sections"][0]["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["label"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(labels, ["ardour-medium · serial", "trackbench · serial"]);
+    assert!(
+        v["sections"][0]["settings"]["profile_source"]
+            .as_str()
+            .unwrap()
+            .contains("disk_io.cc")
+    );
+}
+
+#[test]
+fn streaming_flags_are_checked() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path().to_str().unwrap();
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["play", d, "--profile", "logic"], "ardour-medium"),
+        (vec!["play", d, "--butler", "parallel:1"], "parallel:QD"),
+        (vec!["play", d, "--tracks", "0"], "at least one"),
+        (vec!["play", d, "--margin", "120%"], "0% to 99%"),
+        (vec!["play", d, "--chunk", "1000"], "multiple of 4K"),
+        (vec!["play", d, "--period", "3"], "16 to 65536"),
+        (vec!["play", d, "--device-model", "floppy"], "hdd-7200"),
+        (vec!["play", d, "--compare-default"], "--find-max"),
+        (vec!["play", d, "--compare-parallel"], "--find-max"),
+        (
+            vec!["play", d, "--find-max", "--compare-parallel", "1"],
+            "2 to 1024",
+        ),
+        (vec!["record", "/no/such/dir"], "no such file"),
+    ];
+    for (args, msg) in cases {
+        let out = tb().args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?} should fail");
+        assert!(err.contains(msg), "{args:?}: expected {msg:?} in {err:?}");
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err:?}");
+    }
+    assert_clean(t.path());
+}

@@ -275,7 +275,7 @@ pub struct StreamOpts {
     /// serial (one I/O at a time, like most DAWs) or parallel:QD (io_uring, QD in flight)
     #[arg(long, default_value = "serial")]
     pub butler: String,
-    /// Length of each run [default: 10s; 5s per probe with --find-max]
+    /// Length of each run [default: 10s; with --find-max, long enough for the first refill wave (3s or more) in phase, 8s or 4 rings staggered, 120s or 40 rings simulated]
     #[arg(long)]
     pub duration: Option<String>,
     /// A ring below this share of its capacity makes the run marginal
@@ -294,12 +294,10 @@ pub struct StreamOpts {
     /// With --find-max and a --profile, also search trackbench's default engine, side by side
     #[arg(long)]
     pub compare_default: bool,
-    /// Queue depth of the parallel butler that --find-max with a serial butler is compared with
-    #[arg(long, default_value_t = 8, value_name = "QD")]
-    pub parallel_qd: u32,
-    /// With --find-max and a serial butler, skip the parallel butler's search
-    #[arg(long)]
-    pub no_parallel_compare: bool,
+    /// With --find-max and a serial butler, also search what a parallel butler (io_uring, QD in
+    /// flight; 8 if no QD is given) holds on the same target; about doubles the search time
+    #[arg(long, value_name = "QD", num_args = 0..=1, default_missing_value = "8")]
+    pub compare_parallel: Option<u32>,
 }
 
 #[derive(Args, Debug)]
@@ -377,9 +375,31 @@ impl StreamOpts {
         if let Some(b) = &self.buffer {
             policy = policy.with_buffer(duration("buffer", b)?.as_secs_f64());
         }
-        let default = if self.find_max { "5s" } else { "10s" };
-        let dur = duration("duration", self.duration.as_deref().unwrap_or(default))?;
         let margin = parse_pct("margin", &self.margin)?;
+        let ring_s = trackbench::stream::ring::Ring::capacity_for(
+            policy.buffer_s,
+            format.bytes_per_second(),
+            policy.chunk_bytes,
+        ) as f64
+            / format.bytes_per_second() as f64;
+        let dur = match &self.duration {
+            Some(d) => duration("duration", d)?,
+            // Probes long enough to see every track through its first refill wave (in phase), or
+            // several rounds of refills when the starts are spread. Virtual time is cheap:
+            // simulated probes run long enough for a small deficit to show.
+            None if self.find_max && self.device_model.is_some() => {
+                Duration::from_secs_f64((40.0 * ring_s).max(120.0))
+            }
+            None if self.find_max && self.stagger => {
+                Duration::from_secs_f64((4.0 * ring_s).max(8.0))
+            }
+            // In phase, every ring crosses its threshold on the same tick and the last one served
+            // bottoms out before the ring's (1 - margin) has played: probe a little past that.
+            None if self.find_max => {
+                Duration::from_secs_f64(((1.0 - margin) * ring_s + 0.25).max(3.0))
+            }
+            None => Duration::from_secs(10),
+        };
         let butler = ButlerMode::parse(&self.butler)?;
         let device = self
             .device_model
@@ -389,8 +409,15 @@ impl StreamOpts {
         if self.compare_default && !self.find_max {
             bail!("--compare-default compares --find-max answers: add --find-max");
         }
-        if !(2..=1024).contains(&self.parallel_qd) {
-            bail!("invalid parallel-qd {}: 2 to 1024", self.parallel_qd);
+        if let Some(q) = self.compare_parallel {
+            if !(2..=1024).contains(&q) {
+                bail!("invalid compare-parallel {q}: a queue depth from 2 to 1024");
+            }
+            if !self.find_max || butler != ButlerMode::Serial || kind == StreamKind::Hdr {
+                bail!(
+                    "--compare-parallel compares a serial butler's --find-max answer for play or record: add --find-max and keep --butler serial"
+                );
+            }
         }
         let spec = StreamSpec {
             format,
@@ -405,18 +432,13 @@ impl StreamOpts {
             prealloc,
         };
         spec.validate()?;
-        let compare_parallel = (self.find_max
-            && butler == ButlerMode::Serial
-            && !self.no_parallel_compare
-            && kind != StreamKind::Hdr)
-            .then_some(self.parallel_qd);
         Ok(Streaming {
             kind,
             spec,
             device,
             find_max: self.find_max,
             compare_default: self.compare_default,
-            compare_parallel,
+            compare_parallel: self.compare_parallel,
             verify,
         })
     }

@@ -296,6 +296,10 @@ pub struct StreamOutcome {
     pub butler_cpu_pct: f64,
     pub ring_bytes_per_track: u64,
     pub ram_bytes: u64,
+    /// Allocations the audio tick made inside its loop (when the program counts them).
+    pub realtime_allocations: Option<u64>,
+    /// Peak resident memory of the process (real runs).
+    pub peak_rss_bytes: Option<u64>,
     pub interrupted: bool,
     pub simulated: bool,
 }
@@ -371,6 +375,8 @@ pub(crate) fn assemble(
         butler_cpu_pct: 0.0,
         ring_bytes_per_track: cap,
         ram_bytes: cap * u64::from(spec.tracks()),
+        realtime_allocations: None,
+        peak_rss_bytes: None,
         interrupted,
         simulated: false,
     }

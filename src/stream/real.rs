@@ -27,6 +27,24 @@ pub struct StreamFile<'a> {
     pub data_len: u64,
 }
 
+thread_local! {
+    static IN_REALTIME_LOOP: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// True on the audio tick thread while it is inside its real-time loop. A counting global
+/// allocator (the binary installs one) uses it to prove the loop never allocates.
+pub fn in_realtime_loop() -> bool {
+    IN_REALTIME_LOOP.with(|c| c.get())
+}
+
+/// Allocations made on the real-time path, counted by a global allocator that checks
+/// `in_realtime_loop` (when one is installed: see `ALLOCATIONS_COUNTED`).
+pub static REALTIME_ALLOCATIONS: std::sync::atomic::AtomicU64 =
+    std::sync::atomic::AtomicU64::new(0);
+
+/// Set by a program whose global allocator counts `REALTIME_ALLOCATIONS`.
+pub static ALLOCATIONS_COUNTED: AtomicBool = AtomicBool::new(false);
+
 /// SCHED_FIFO priority of the tick thread: above JACK's default 10 clients' helpers, below
 /// PipeWire's 88 data loop, like a DAW's engine thread.
 const TICK_PRIORITY: i32 = 70;
@@ -38,6 +56,7 @@ struct TickResult {
     note: Option<String>,
     cpu_s: f64,
     interrupted: bool,
+    rt_allocations: u64,
 }
 
 /// Asks for SCHED_FIFO on the calling thread and locks memory; says what was refused.
@@ -186,6 +205,8 @@ pub fn run(
                 let cpu0 = thread_cpu_s();
                 let start = clock.now_ns() + period_ns;
                 let mut interrupted = false;
+                let allocs0 = REALTIME_ALLOCATIONS.load(Ordering::Relaxed);
+                IN_REALTIME_LOOP.with(|c| c.set(true));
                 for k in 0..total {
                     if stop.load(Ordering::Relaxed) {
                         interrupted = true;
@@ -199,6 +220,8 @@ pub fn run(
                     tick.run(tracks, k * period_ns);
                     butler_thread.unpark();
                 }
+                IN_REALTIME_LOOP.with(|c| c.set(false));
+                let rt_allocations = REALTIME_ALLOCATIONS.load(Ordering::Relaxed) - allocs0;
                 let cpu_s = thread_cpu_s() - cpu0;
                 if realtime {
                     // SAFETY: undoes this run's mlockall; nothing else in trackbench locks memory.
@@ -213,6 +236,7 @@ pub fn run(
                     note,
                     cpu_s,
                     interrupted,
+                    rt_allocations,
                 }
             })
             .map_err(|e| Error::io("cannot start the audio tick thread", e))?;
@@ -301,6 +325,10 @@ pub fn run(
     out.realtime_note = tr.note;
     out.tick_cpu_pct = 100.0 * tr.cpu_s / ran_s;
     out.butler_cpu_pct = 100.0 * butler_cpu / ran_s;
+    out.realtime_allocations = ALLOCATIONS_COUNTED
+        .load(Ordering::Relaxed)
+        .then_some(tr.rt_allocations);
+    out.peak_rss_bytes = peak_rss_bytes();
     Ok((out, written))
 }
 
@@ -423,4 +451,12 @@ impl Butler<'_, '_> {
         }
         first_err.map_or(Ok(()), Err)
     }
+}
+
+/// The process's peak resident memory (VmHWM), for the memory-beyond-rings figure.
+pub fn peak_rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
 }

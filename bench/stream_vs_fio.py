@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""The streaming engine against fio on the same files, in the same run.
+
+Usage: python3 bench/stream_vs_fio.py [DIR] [--rounds N]
+
+1. `trackbench play DIR --find-max` (serial butler, parallel:8 compared) finds the most tracks that
+   pass, in phase (the default) and with --stagger.
+2. fio then reads the same number of the same play files round robin at the same block size
+   (256 KiB): psync for the serial answer, io_uring at queue depth 8 for the parallel one.
+3. Ratio = tracks x 144,000 B/s / fio's bytes per second. Target: at least 0.85.
+4. `trackbench play --tracks 4000`: allocations on the real-time path and peak RSS beyond the rings.
+"""
+import argparse, json, os, shutil, statistics, subprocess, sys, tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TB = os.path.join(ROOT, "target", "release", "trackbench")
+RATE = 144_000
+
+
+def sh(args, **kw):
+    r = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
+    if r.returncode != 0:
+        sys.exit(f"failed: {' '.join(args[:6])} ...\n{r.stderr[-2000:]}")
+    return r.stdout
+
+
+def tb_json(args):
+    out = os.path.join(tempfile.gettempdir(), "tb-stream-bench.json")
+    sh([TB] + args + ["-q", "--json", out])
+    doc = json.load(open(out))
+    os.remove(out)
+    return doc
+
+
+def fio_rr(files, qd, seconds):
+    engine = ["--ioengine=psync"] if qd == 1 else ["--ioengine=io_uring", f"--iodepth={qd}"]
+    listing = os.path.join(tempfile.gettempdir(), "tb-fio-files.txt")
+    out = sh(["fio", "--output-format=json", "--direct=1", "--name=rr", "--rw=read", "--bs=256k",
+              "--file_service_type=roundrobin", "--filename=" + ":".join(files),
+              f"--runtime={seconds}", "--time_based"] + engine)
+    j = json.loads(out[out.index("{"):])["jobs"][0]["read"]
+    return j["bw_bytes"]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("dir", nargs="?")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--seconds", type=int, default=10)
+    a = ap.parse_args()
+    if shutil.which("fio") is None:
+        sys.exit("fio is not installed: apt-get update && apt-get install -y fio")
+    base = a.dir or tempfile.mkdtemp(prefix="tb-stream-", dir="/var/tmp")
+    os.makedirs(base, exist_ok=True)
+    data = os.path.join(base, "trackbench-data")
+    print(f"target {base}; ratio = tracks x {RATE} B/s / fio MB/s on the same files; medians of {a.rounds}")
+    print(f"{'case':34} {'tracks':>7} {'x rate MB/s':>11} {'fio MB/s':>9} {'ratio':>6}")
+    for stagger in [False, True]:
+        rows = {}
+        for r in range(a.rounds):
+            args = ["play", base, "--find-max", "--keep"] + (["--stagger"] if stagger else [])
+            doc = tb_json(args)
+            for s in doc["sections"][0]["extra"]["searches"]:
+                n = s["capacity"]["answer"]
+                qd = 1 if s["butler"] == "serial" else int(s["butler"].split(":")[1])
+                files = [os.path.join(data, f"play-{i:04d}.wav") for i in range(n)]
+                bw = fio_rr(files, qd, a.seconds)
+                rows.setdefault(s["label"], []).append((n, bw))
+        for label, vals in rows.items():
+            n = statistics.median(v[0] for v in vals)
+            bw = statistics.median(v[1] for v in vals)
+            name = f"{label}{' staggered' if stagger else ' in phase'}"
+            print(f"{name:34} {n:7.0f} {n * RATE / 1e6:11.1f} {bw / 1e6:9.1f} {n * RATE / bw:6.2f}", flush=True)
+    doc = tb_json(["play", base, "--tracks", "4000", "--butler", "parallel:8", "--duration", "10s", "--keep"])
+    o = doc["sections"][0]["extra"]
+    beyond = (o["peak_rss_bytes"] - o["ram_bytes"]) / 2**20
+    print(f"4000 tracks (parallel:8, 10 s): verdict {o['verdict']}, allocations on the real-time path: "
+          f"{o['realtime_allocations']}, rings {o['ram_bytes'] / 2**20:.0f} MiB, peak RSS {o['peak_rss_bytes'] / 2**20:.0f} MiB, "
+          f"beyond the rings {beyond:.1f} MiB")
+    sh([TB, "clean", base])
+    if not a.dir:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
