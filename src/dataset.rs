@@ -31,6 +31,19 @@ pub struct Span {
 }
 
 impl Span {
+    /// One of trackbench's WAV files, opened as `o`: its audio from `DATA_OFFSET` to `end`.
+    pub fn media(path: PathBuf, o: io::Opened, end: u64, content_id: u32) -> Span {
+        Span {
+            path,
+            file: o.file,
+            start: DATA_OFFSET,
+            end,
+            content_id: Some(content_id),
+            cached: o.cached,
+            direct_refused: o.direct_refused,
+        }
+    }
+
     pub fn len(&self) -> u64 {
         self.end - self.start
     }
@@ -114,15 +127,7 @@ fn create_wav(
     let file_len = DATA_OFFSET + data_len;
     let o = io::open(&path, OpenMode::Create, io_settings.cached)?;
     write_header(&o.file, &path, format, data_len)?;
-    let span = Span {
-        path: path.clone(),
-        file: o.file,
-        start: DATA_OFFSET,
-        end: file_len,
-        content_id: Some(id),
-        cached: o.cached,
-        direct_refused: o.direct_refused,
-    };
+    let span = Span::media(path.clone(), o, file_len, id);
     let mut stats = {
         let mut backend = io_settings.build(&[&span.file], block as usize)?;
         let mut pattern = Sequential::new(OpKind::Write, 0, span.start, span.end, block, false);
@@ -229,15 +234,7 @@ pub fn ensure_wavs(
         let e = dd.find(&key(i)).expect("every file is present now").clone();
         let path = dd.root().join(&e.name);
         let o = io::open(&path, OpenMode::ReadWrite, cached)?;
-        spans.push(Span {
-            path,
-            file: o.file,
-            start: DATA_OFFSET,
-            end: e.size_bytes,
-            content_id: Some(e.content_id),
-            cached: o.cached,
-            direct_refused: o.direct_refused,
-        });
+        spans.push(Span::media(path, o, e.size_bytes, e.content_id));
     }
     Ok((spans, count - missing.len()))
 }

@@ -18,7 +18,7 @@ use trackbench::error::Error;
 use trackbench::result::{ResultDoc, Section};
 use trackbench::target::{self, TargetKind};
 use trackbench::units::{fmt_figure, fmt_size};
-use trackbench::workloads::stream::StreamKind;
+use trackbench::workloads::stream::{StreamKind, Streaming};
 use trackbench::workloads::{
     Env, Workload,
     access::Access,
@@ -91,10 +91,25 @@ fn main() -> ExitCode {
 }
 
 fn dispatch(cli: Cli, cancel: &AtomicBool) -> Result<ExitCode> {
+    let classic = |path: &Path, common: &Common, io: &IoArgs, w: Box<dyn Workload>| {
+        measure_with(path, common, Some(io), vec![w], false, true, cancel)
+    };
+    // A simulated run (--device-model) touches nothing on the target.
+    let streaming = |path: &Path, common: &Common, w: Streaming| {
+        let uses_disk = w.device.is_none();
+        measure_with(
+            path,
+            common,
+            None,
+            vec![Box::new(w)],
+            false,
+            uses_disk,
+            cancel,
+        )
+    };
     match cli.command {
         Command::Run(a) => {
-            let wl = suite();
-            measure_with(&a.path, &a.common, Some(&a.io), wl, true, true, cancel)
+            measure_with(&a.path, &a.common, Some(&a.io), suite(), true, true, cancel)
         }
         Command::Seq(a) => {
             let kind = target::inspect(&a.path)?.kind;
@@ -106,133 +121,43 @@ fn dispatch(cli: Cli, cancel: &AtomicBool) -> Result<ExitCode> {
                     what: "seq --mode write/both".to_string(),
                 })?;
             }
-            measure_with(
-                &a.path,
-                &a.common,
-                Some(&a.io),
-                vec![Box::new(w)],
-                false,
-                true,
-                cancel,
-            )
+            classic(&a.path, &a.common, &a.io, Box::new(w))
         }
-        Command::Seek(a) => {
-            let w = a.workload()?;
-            measure_with(
-                &a.path,
-                &a.common,
-                Some(&a.io),
-                vec![Box::new(w)],
-                false,
-                true,
-                cancel,
-            )
-        }
-        Command::Access(a) => {
-            let w = a.workload()?;
-            measure_with(
-                &a.path,
-                &a.common,
-                Some(&a.io),
-                vec![Box::new(w)],
-                false,
-                true,
-                cancel,
-            )
-        }
-        Command::Mix(a) => {
-            let w = a.workload()?;
-            measure_with(
-                &a.path,
-                &a.common,
-                Some(&a.io),
-                vec![Box::new(w)],
-                false,
-                true,
-                cancel,
-            )
-        }
-        Command::Zones(a) => {
-            let w = a.workload()?;
-            measure_with(
-                &a.path,
-                &a.common,
-                Some(&a.io),
-                vec![Box::new(w)],
-                false,
-                true,
-                cancel,
-            )
-        }
-        Command::Sweep(a) => {
-            let w = a.workload()?;
-            measure_with(
-                &a.path,
-                &a.common,
-                Some(&a.io),
-                vec![Box::new(w)],
-                false,
-                true,
-                cancel,
-            )
-        }
+        Command::Seek(a) => classic(&a.path, &a.common, &a.io, Box::new(a.workload()?)),
+        Command::Access(a) => classic(&a.path, &a.common, &a.io, Box::new(a.workload()?)),
+        Command::Mix(a) => classic(&a.path, &a.common, &a.io, Box::new(a.workload()?)),
+        Command::Zones(a) => classic(&a.path, &a.common, &a.io, Box::new(a.workload()?)),
+        Command::Sweep(a) => classic(&a.path, &a.common, &a.io, Box::new(a.workload()?)),
         Command::Play(a) => {
-            let st = a.common.settings(None)?;
+            let format = a.common.settings(None)?.format;
             let w = a
                 .stream
-                .workload(StreamKind::Play, st.format, a.tracks, 0, false, false)?;
-            let sim = w.device.is_some();
-            measure_with(
-                &a.path,
-                &a.common,
-                None,
-                vec![Box::new(w)],
-                false,
-                !sim,
-                cancel,
-            )
+                .workload(StreamKind::Play, format, a.tracks, 0, false, false)?;
+            streaming(&a.path, &a.common, w)
         }
         Command::Record(a) => {
-            let st = a.common.settings(None)?;
+            let format = a.common.settings(None)?.format;
             let w = a.stream.workload(
                 StreamKind::Record,
-                st.format,
+                format,
                 0,
                 a.tracks,
                 a.prealloc,
                 a.verify,
             )?;
-            let sim = w.device.is_some();
-            measure_with(
-                &a.path,
-                &a.common,
-                None,
-                vec![Box::new(w)],
-                false,
-                !sim,
-                cancel,
-            )
+            streaming(&a.path, &a.common, w)
         }
         Command::Hdr(a) => {
-            let st = a.common.settings(None)?;
+            let format = a.common.settings(None)?.format;
             let w = a.stream.workload(
                 StreamKind::Hdr,
-                st.format,
+                format,
                 a.play,
                 a.record,
                 a.prealloc,
                 a.verify,
             )?;
-            let sim = w.device.is_some();
-            measure_with(
-                &a.path,
-                &a.common,
-                None,
-                vec![Box::new(w)],
-                false,
-                !sim,
-                cancel,
-            )
+            streaming(&a.path, &a.common, w)
         }
         Command::Clean(a) => clean(&a.path),
     }

@@ -85,60 +85,61 @@ impl Policy {
                  16 KiB, once a chunk is free); session order from libs/ardour/butler.cc; buffered I/O via libsndfile"
             ),
         };
+        // Programs that read and write whole chunks of one size.
+        let fixed =
+            |profile: &str, buffer_s: f64, chunk: u64, order: Order, direct: bool, source: &str| {
+                Policy {
+                    profile: profile.into(),
+                    buffer_s,
+                    chunk_bytes: chunk,
+                    refill_at_bytes: chunk,
+                    read_min_bytes: chunk,
+                    read_max_bytes: chunk,
+                    read_round_bytes: chunk,
+                    write_bytes: chunk,
+                    order,
+                    direct,
+                    source: source.into(),
+                }
+            };
         let p = match name {
-            "trackbench" | "default" => Policy {
-                profile: "trackbench".into(),
-                buffer_s: 2.0,
-                chunk_bytes: 256 << 10,
-                refill_at_bytes: 256 << 10,
-                read_min_bytes: 256 << 10,
-                read_max_bytes: 256 << 10,
-                read_round_bytes: 256 << 10,
-                write_bytes: 256 << 10,
-                order: Order::Neediest,
-                direct: true,
-                source: "trackbench's own engine (DESIGN.md section 5: 256 KiB chunks, 2 s rings)".into(),
-            },
+            "trackbench" | "default" => fixed(
+                "trackbench",
+                2.0,
+                256 << 10,
+                Order::Neediest,
+                true,
+                "trackbench's own engine (DESIGN.md section 5: 256 KiB chunks, 2 s rings)",
+            ),
             "ardour-small" => ardour(65_536, 65_536, 5.0, "Small"),
             "ardour-medium" => ardour(262_144, 131_072, 10.0, "Medium"),
             "ardour-large" => ardour(524_288, 131_072, 20.0, "Large"),
-            "protools" => Policy {
-                profile: name.into(),
-                buffer_s: 1.5,
-                chunk_bytes: 256 << 10,
-                refill_at_bytes: 256 << 10,
-                read_min_bytes: 256 << 10,
-                read_max_bytes: 256 << 10,
-                read_round_bytes: 256 << 10,
-                write_bytes: 256 << 10,
-                order: Order::Session,
-                direct: true,
-                source: "Pro Tools DAE playback buffer default 1500 ms (Avid documentation); read size and \
-                         service order are not published: 256 KiB reads in session order are assumed"
-                    .into(),
-            },
-            "cubase-vst" => {
-                // 256 KB of memory per channel at 64 KB blocks: four blocks of buffer.
-                let mem = 256 * 1024;
-                Policy {
-                    profile: name.into(),
-                    buffer_s: mem as f64 / format.bytes_per_second() as f64,
-                    chunk_bytes: 64 << 10,
-                    refill_at_bytes: 64 << 10,
-                    read_min_bytes: 64 << 10,
-                    read_max_bytes: 64 << 10,
-                    read_round_bytes: 64 << 10,
-                    write_bytes: 64 << 10,
-                    order: Order::Session,
-                    direct: false,
-                    source: "Cubase VST manual (1990s): disk block 64 KB, 256 KB memory per channel recommended; \
-                             seed 000 lists three blocks as the minimum; service order assumed"
-                        .into(),
-                }
-            }
+            "protools" => fixed(
+                name,
+                1.5,
+                256 << 10,
+                Order::Session,
+                true,
+                "Pro Tools DAE playback buffer default 1500 ms (Avid documentation); read size and \
+                 service order are not published: 256 KiB reads in session order are assumed",
+            ),
+            // 256 KB of memory per channel at 64 KB blocks: four blocks of buffer.
+            "cubase-vst" => fixed(
+                name,
+                (256 * 1024) as f64 / format.bytes_per_second() as f64,
+                64 << 10,
+                Order::Session,
+                false,
+                "Cubase VST manual (1990s): disk block 64 KB, 256 KB memory per channel recommended; \
+                 seed 000 lists three blocks as the minimum; service order and buffered I/O assumed",
+            ),
             _ => {
                 let names: Vec<&str> = PROFILES.iter().map(|(n, _)| *n).collect();
-                return Err(Error::invalid("profile", name, format!("one of {}", names.join(", "))));
+                return Err(Error::invalid(
+                    "profile",
+                    name,
+                    format!("one of {}", names.join(", ")),
+                ));
             }
         };
         Ok(p)

@@ -125,15 +125,7 @@ impl Streaming {
                     ));
                 }
             }
-            rec.push(Span {
-                path,
-                file: o.file,
-                start: DATA_OFFSET,
-                end: DATA_OFFSET + rec_len,
-                content_id: Some(id),
-                cached: o.cached,
-                direct_refused: o.direct_refused,
-            });
+            rec.push(Span::media(path, o, DATA_OFFSET + rec_len, id));
         }
         let pf: Vec<_> = play.iter().map(|s| stream_file(s, s.len())).collect();
         let rf: Vec<_> = rec.iter().map(|s| stream_file(s, rec_len)).collect();
