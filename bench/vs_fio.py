@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """trackbench and fio side by side on the same files, in the same run.
 
-Usage: python3 bench/vs_fio.py [DIR] [--rounds N] [--seconds S]
+Usage: python3 bench/vs_fio.py [DIR] [--rounds N] [--seconds S] [--only NAME]
 
 DIR must be on a filesystem with O_DIRECT (not tmpfs); default: a new directory under /var/tmp.
 Each pattern runs ROUNDS times per tool, alternating which tool goes first; the table shows the
 median of each tool and the ratio trackbench / fio. CPU is user + system seconds per GB moved.
+Writes go to a new file that grows as it is written, for both tools (fio: no fallocate, appending),
+as a recorder's file does.
 Needs fio (apt-get install -y fio) and a release build (cargo build --release).
 """
 import argparse, json, os, shutil, statistics, subprocess, sys, tempfile
@@ -46,6 +48,7 @@ def main():
     ap.add_argument("dir", nargs="?")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--seconds", type=int, default=8)
+    ap.add_argument("--only", help="run only the patterns whose name contains this")
     a = ap.parse_args()
     if shutil.which("fio") is None:
         sys.exit("fio is not installed: apt-get update && apt-get install -y fio")
@@ -56,7 +59,7 @@ def main():
     data = os.path.join(base, "trackbench-data")
     s = str(a.seconds)
     # Lay out trackbench's media once (kept for reuse): a 1 GiB span and 8 files of 128 MiB.
-    sh([TB, "seek", base, "--size", "1G", "--duration", "100ms", "--keep", "-q"])
+    sh([TB, "seek", base, "--size", "4G", "--duration", "100ms", "--keep", "-q"])
     sh([TB, "sweep", base, "--files", "8", "--file-size", "128M", "--blocks", "64K", "--duration", "100ms", "--keep", "-q"])
     span = os.path.join(data, "span-0000.wav")
     sweep = ":".join(os.path.join(data, f"sweep-{i:04d}.wav") for i in range(8))
@@ -64,17 +67,18 @@ def main():
 
     def fio_write():
         try:
-            return fio(["--filename=" + fio_seqw, "--size=1G", "--bs=1M", "--rw=write", "--ioengine=psync", "--fallocate=none"], "write")
+            return fio(["--filename=" + fio_seqw, "--size=4G", "--bs=1M", "--rw=write", "--ioengine=psync",
+                        "--fallocate=none", "--file_append=1"], "write")
         finally:
             os.remove(fio_seqw)
 
     cases = [
-        ("seq write 1M", lambda: tb(["seq", base, "--mode", "write", "--size", "1G", "--block", "1M", "--keep"], "write"), fio_write),
-        ("seq read 1M", lambda: tb(["seq", base, "--mode", "read", "--size", "1G", "--block", "1M", "--keep"], "read"),
-         lambda: fio(["--filename=" + span, "--bs=1M", "--rw=read", "--ioengine=psync", "--size=1G"], "read")),
-        ("rand read 4K QD1 sync", lambda: tb(["seek", base, "--size", "1G", "--duration", s + "s", "--keep"], "random 4K"),
+        ("seq write 1M", lambda: tb(["seq", base, "--mode", "write", "--size", "4G", "--block", "1M", "--keep"], "write"), fio_write),
+        ("seq read 1M", lambda: tb(["seq", base, "--mode", "read", "--size", "4G", "--block", "1M", "--keep"], "read"),
+         lambda: fio(["--filename=" + span, "--bs=1M", "--rw=read", "--ioengine=psync", "--size=4G"], "read")),
+        ("rand read 4K QD1 sync", lambda: tb(["seek", base, "--size", "4G", "--duration", s + "s", "--keep"], "random 4K"),
          lambda: fio(["--filename=" + span, "--bs=4k", "--rw=randread", "--ioengine=psync", "--runtime=" + s, "--time_based"], "randread")),
-        ("rand read 4K QD32 io_uring", lambda: tb(["seek", base, "--size", "1G", "--duration", s + "s", "--qd", "32", "--keep"], "random 4K"),
+        ("rand read 4K QD32 io_uring", lambda: tb(["seek", base, "--size", "4G", "--duration", s + "s", "--qd", "32", "--keep"], "random 4K"),
          lambda: fio(["--filename=" + span, "--bs=4k", "--rw=randread", "--ioengine=io_uring", "--iodepth=32", "--runtime=" + s, "--time_based"], "randread")),
     ]
     for bs in ["64K", "8K"]:
@@ -87,6 +91,8 @@ def main():
     print(head)
     worst = []
     for name, run_tb, run_fio in cases:
+        if a.only and a.only not in name:
+            continue
         t, f = [], []
         for r in range(a.rounds):
             if r % 2 == 0:
