@@ -1,6 +1,6 @@
 //! Page-aligned heap buffers, as O_DIRECT and registered io_uring buffers need.
 
-use std::alloc::{Layout, alloc_zeroed, dealloc, handle_alloc_error};
+use std::alloc::{Layout, alloc, dealloc, handle_alloc_error};
 use std::ops::{Deref, DerefMut};
 use std::ptr::NonNull;
 
@@ -23,8 +23,14 @@ impl AlignedBuf {
         let cap = len.max(1).div_ceil(ALIGN) * ALIGN;
         let layout = Layout::from_size_align(cap, ALIGN).expect("page-aligned layout");
         // SAFETY: layout has non-zero size.
-        let p = unsafe { alloc_zeroed(layout) };
+        let p = unsafe { alloc(layout) };
         let ptr = NonNull::new(p).unwrap_or_else(|| handle_alloc_error(layout));
+        // Touch every page now, in order: the kernel then tends to back the buffer with physically
+        // adjacent pages, which merge into few DMA segments. Left to be faulted in by the first
+        // O_DIRECT read, a 1 MiB buffer was split into two device requests here (virtio-blk allows
+        // 254 segments) and sequential reads ran at half of fio's rate.
+        // SAFETY: the allocation is cap bytes long.
+        unsafe { std::ptr::write_bytes(ptr.as_ptr(), 0, cap) };
         AlignedBuf { ptr, len }
     }
 
