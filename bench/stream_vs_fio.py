@@ -3,7 +3,7 @@
 
 Usage: python3 bench/stream_vs_fio.py [DIR] [--rounds N]
 
-1. `trackbench play DIR --find-max` (serial butler, parallel:8 compared) finds the most tracks that
+1. `trackbench play DIR --find-max --compare-parallel` (serial butler, and parallel:8) finds the most tracks that
    pass, in phase (the default) and with --stagger.
 2. fio then reads the same number of the same play files round robin at the same block size
    (256 KiB): psync for the serial answer, io_uring at queue depth 8 for the parallel one.
@@ -33,11 +33,18 @@ def tb_json(args):
 
 
 def fio_rr(files, qd, seconds):
+    """fio reading `files` round robin. Thousands of names do not fit in one argument, so fio reads
+    a directory of hard links to them (same inodes, same blocks)."""
     engine = ["--ioengine=psync"] if qd == 1 else ["--ioengine=io_uring", f"--iodepth={qd}"]
-    listing = os.path.join(tempfile.gettempdir(), "tb-fio-files.txt")
-    out = sh(["fio", "--output-format=json", "--direct=1", "--name=rr", "--rw=read", "--bs=256k",
-              "--file_service_type=roundrobin", "--filename=" + ":".join(files),
-              f"--runtime={seconds}", "--time_based"] + engine)
+    links = tempfile.mkdtemp(prefix="tb-fio-links-", dir=os.path.dirname(os.path.dirname(files[0])))
+    try:
+        for i, f in enumerate(files):
+            os.link(f, os.path.join(links, f"{i:05d}.wav"))
+        out = sh(["fio", "--output-format=json", "--direct=1", "--name=rr", "--rw=read", "--bs=256k",
+                  "--file_service_type=roundrobin", "--opendir=" + links,
+                  f"--runtime={seconds}", "--time_based"] + engine)
+    finally:
+        shutil.rmtree(links, ignore_errors=True)
     j = json.loads(out[out.index("{"):])["jobs"][0]["read"]
     return j["bw_bytes"]
 
@@ -58,7 +65,7 @@ def main():
     for stagger in [False, True]:
         rows = {}
         for r in range(a.rounds):
-            args = ["play", base, "--find-max", "--keep"] + (["--stagger"] if stagger else [])
+            args = ["play", base, "--find-max", "--compare-parallel", "--keep"] + (["--stagger"] if stagger else [])
             doc = tb_json(args)
             for s in doc["sections"][0]["extra"]["searches"]:
                 n = s["capacity"]["answer"]
