@@ -402,18 +402,9 @@ fn bad_input_gets_one_clear_line() {
 #[test]
 fn tmpfs_falls_back_to_cached_with_a_label() {
     let t = tempfile::tempdir().unwrap();
-    if !mount(&[
-        "-t",
-        "tmpfs",
-        "-o",
-        "size=128m",
-        "tbtest",
-        t.path().to_str().unwrap(),
-    ]) {
-        eprintln!("skipped: cannot mount tmpfs here (needs root)");
+    let Some(_g) = mount_tmpfs(t.path(), "size=128m") else {
         return;
-    }
-    let _g = Unmount(t.path().to_path_buf());
+    };
     let out_dir = tempfile::tempdir().unwrap();
     let json = out_dir.path().join("r.json");
     tb().args([
@@ -443,18 +434,9 @@ fn tmpfs_falls_back_to_cached_with_a_label() {
 #[test]
 fn a_read_only_directory_is_refused_clearly() {
     let t = tempfile::tempdir().unwrap();
-    if !mount(&[
-        "-t",
-        "tmpfs",
-        "-o",
-        "ro,size=1m",
-        "tbro",
-        t.path().to_str().unwrap(),
-    ]) {
-        eprintln!("skipped: cannot mount a read-only tmpfs here (needs root)");
+    let Some(_g) = mount_tmpfs(t.path(), "ro,size=1m") else {
         return;
-    }
-    let _g = Unmount(t.path().to_path_buf());
+    };
     tb().args(["seq", t.path().to_str().unwrap()])
         .assert()
         .failure()
@@ -512,12 +494,19 @@ fn block_devices_are_measured_read_only() {
     );
 }
 
-fn mount(args: &[&str]) -> bool {
-    std::process::Command::new("mount")
-        .args(args)
+/// Mounts a tmpfs with `options` on `dir` for the life of the guard; `None` (the test is skipped,
+/// and says so) where mounting is not allowed (not root).
+fn mount_tmpfs(dir: &Path, options: &str) -> Option<Unmount> {
+    let ok = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", options, "trackbench-test"])
+        .arg(dir)
         .stderr(Stdio::null())
         .status()
-        .is_ok_and(|s| s.success())
+        .is_ok_and(|s| s.success());
+    if !ok {
+        eprintln!("skipped: cannot mount tmpfs here (needs root)");
+    }
+    ok.then(|| Unmount(dir.to_path_buf()))
 }
 
 struct Unmount(std::path::PathBuf);
