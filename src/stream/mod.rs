@@ -310,6 +310,30 @@ impl StreamOutcome {
     }
 }
 
+/// With `--stagger`, spreads the tracks' positions over one chunk: track k starts k/T of a chunk
+/// further on, so their refill thresholds do not all fall on the same tick.
+pub fn stagger(spec: &StreamSpec, tracks: &[Track]) {
+    if !spec.stagger {
+        return;
+    }
+    let n = tracks.len() as u64;
+    for (k, t) in tracks.iter().enumerate() {
+        let off =
+            (k as u64 * spec.policy.chunk_bytes / n) / spec.period_bytes() * spec.period_bytes();
+        let off = off.min(t.ring.capacity() - 2 * spec.period_bytes().min(t.ring.capacity() / 2));
+        match t.dir {
+            Direction::Play => t.ring.commit_consume(off.min(t.ring.fill())),
+            Direction::Record => {
+                let off = off.min(t.ring.free()) / 4096 * 4096;
+                if t.ring.has_memory() {
+                    tick::record_bytes(t, off);
+                }
+                t.ring.commit_produce(off);
+            }
+        }
+    }
+}
+
 /// Gathers the tick's and the tracks' accounting into an outcome; the caller adds I/O figures.
 pub(crate) fn assemble(
     spec: &StreamSpec,

@@ -4,9 +4,8 @@
 
 use super::butler::{Planner, Request};
 use super::ring::Ring;
-use super::sim::stagger;
 use super::tick::Tick;
-use super::{ButlerMode, Direction, StreamOutcome, StreamSpec, Track};
+use super::{ButlerMode, Direction, StreamOutcome, StreamSpec, Track, stagger};
 use crate::clock::{Clock, RealClock};
 use crate::control::{Control, ProgressUnit};
 use crate::error::{Error, Result};

@@ -7,7 +7,7 @@
 use super::butler::{Planner, Request};
 use super::ring::Ring;
 use super::tick::Tick;
-use super::{Direction, StreamOutcome, StreamSpec, Track};
+use super::{Direction, StreamOutcome, StreamSpec, Track, stagger};
 use crate::error::{Error, Result};
 use crate::io::OpKind;
 use crate::stats::LatencyHist;
@@ -392,30 +392,6 @@ pub fn simulate(
     out.read_latency = (read_lat.count() > 0).then(|| read_lat.summary());
     out.write_latency = (write_lat.count() > 0).then(|| write_lat.summary());
     Ok(out)
-}
-
-/// With `--stagger`, spreads the tracks' positions over one chunk: track k starts k/T of a chunk
-/// further on, so their refill thresholds do not all fall on the same tick.
-pub fn stagger(spec: &StreamSpec, tracks: &[Track]) {
-    if !spec.stagger {
-        return;
-    }
-    let n = tracks.len() as u64;
-    for (k, t) in tracks.iter().enumerate() {
-        let off =
-            (k as u64 * spec.policy.chunk_bytes / n) / spec.period_bytes() * spec.period_bytes();
-        let off = off.min(t.ring.capacity() - 2 * spec.period_bytes().min(t.ring.capacity() / 2));
-        match t.dir {
-            Direction::Play => t.ring.commit_consume(off.min(t.ring.fill())),
-            Direction::Record => {
-                let off = off.min(t.ring.free()) / 4096 * 4096;
-                if t.ring.has_memory() {
-                    super::tick::record_bytes(t, off);
-                }
-                t.ring.commit_produce(off);
-            }
-        }
-    }
 }
 
 #[cfg(test)]
