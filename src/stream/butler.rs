@@ -25,7 +25,7 @@ pub struct Planner {
     in_flight: usize,
     busy: Vec<bool>,
     cursor: usize,
-    candidates: Vec<(u64, u32)>,
+    candidates: Vec<(u64, Request)>,
 }
 
 impl Planner {
@@ -74,31 +74,23 @@ impl Planner {
                 }
             }
             Order::Neediest => {
+                // Each track's request is planned once; the tick can only add room meanwhile, so
+                // it stays valid until issued.
                 self.candidates.clear();
                 for (i, t) in tracks.iter().enumerate() {
-                    if self.busy[i] || (play_only && t.dir != Direction::Play) {
-                        continue;
-                    }
-                    if self
-                        .request_for(tracks, i, play_only, final_flush)
-                        .is_some()
-                    {
+                    if let Some(r) = self.request_for(tracks, i, play_only, final_flush) {
                         // Headroom as a share of capacity, in fixed point: lower is needier.
                         let key = (t.headroom() << 20) / t.ring.capacity();
-                        self.candidates.push((key, i as u32));
+                        self.candidates.push((key, r));
                     }
                 }
                 let take = room.min(self.candidates.len());
                 if take < self.candidates.len() {
-                    self.candidates.select_nth_unstable(take);
+                    self.candidates
+                        .select_nth_unstable_by_key(take, |c| (c.0, c.1.track));
                 }
-                self.candidates[..take].sort_unstable();
-                for k in 0..take {
-                    let i = self.candidates[k].1 as usize;
-                    if let Some(r) = self.request_for(tracks, i, play_only, final_flush) {
-                        out.push(r);
-                    }
-                }
+                self.candidates[..take].sort_unstable_by_key(|c| (c.0, c.1.track));
+                out.extend(self.candidates[..take].iter().map(|c| c.1));
             }
         }
         for r in &out[before..] {

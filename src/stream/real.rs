@@ -109,27 +109,15 @@ pub fn run(
     );
     let cap = spec.ring_bytes();
     let chunk = spec.policy.chunk_bytes;
-    let mut tracks = Vec::with_capacity(spec.tracks() as usize);
-    for f in play {
-        tracks.push(Track::new(
-            Direction::Play,
-            Ring::new(cap, chunk, true),
-            f.content_id,
-            f.data_start,
-            f.data_len,
-            0,
-        ));
-    }
-    for f in record {
-        tracks.push(Track::new(
-            Direction::Record,
-            Ring::new(cap, chunk, true),
-            f.content_id,
-            f.data_start,
-            f.data_len,
-            0,
-        ));
-    }
+    let tracks: Vec<Track> = play
+        .iter()
+        .map(|f| (Direction::Play, f))
+        .chain(record.iter().map(|f| (Direction::Record, f)))
+        .map(|(dir, f)| {
+            let ring = Ring::new(cap, chunk, true);
+            Track::new(dir, ring, f.content_id, f.data_start, f.data_len, 0)
+        })
+        .collect();
     let files: Vec<&File> = play.iter().chain(record).map(|f| f.file).collect();
     let paths: Vec<&PathBuf> = play.iter().chain(record).map(|f| &f.path).collect();
     let io = IoSettings {
