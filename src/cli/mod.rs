@@ -430,6 +430,7 @@ impl StreamOpts {
             butler,
             stagger: self.stagger,
             prealloc,
+            locate_queue_depth: None,
         };
         spec.validate()?;
         Ok(Streaming {

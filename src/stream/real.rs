@@ -130,19 +130,7 @@ pub fn run(
     };
     let mut backend = io.build(&files, 4096)?;
     let qd = spec.butler.queue_depth();
-    let mut b = Butler {
-        planner: Planner::new(spec.policy.clone(), tracks.len(), qd),
-        backend: backend.as_mut(),
-        pending: vec![None; qd],
-        free_slots: (0..qd as u32).rev().collect(),
-        planned: Vec::with_capacity(qd),
-        done: Vec::with_capacity(qd),
-        read_lat: LatencyHist::default(),
-        write_lat: LatencyHist::default(),
-        read_bytes: 0,
-        written_bytes: 0,
-        paths: &paths,
-    };
+    let mut b = Butler::new(&spec.policy, tracks.len(), qd, backend.as_mut(), &paths);
 
     // Locate: prefill every playback ring before the clock starts.
     let locate_start = Instant::now();
@@ -151,17 +139,24 @@ pub fn run(
         u64::from(spec.play_tracks) * cap,
         ProgressUnit::Bytes,
     );
-    loop {
-        if ctl.cancelled() {
-            b.drain(&tracks)?;
-            return Err(Error::Interrupted);
+    match spec.locate_queue_depth {
+        Some(lq) if spec.play_tracks > 0 => {
+            let lio = IoSettings {
+                backend: BackendKind::Uring,
+                queue_depth: lq,
+                cached: io.cached,
+            };
+            let mut lbackend = lio.build(&files, 4096)?;
+            let mut lb = Butler::new(
+                &spec.policy,
+                tracks.len(),
+                lq as usize,
+                lbackend.as_mut(),
+                &paths,
+            );
+            lb.prefill(&tracks, ctl)?;
         }
-        b.issue(&tracks, true, false)?;
-        if b.planner.in_flight() == 0 {
-            break;
-        }
-        b.reap(&tracks)?;
-        ctl.progress.set(b.read_bytes);
+        _ => b.prefill(&tracks, ctl)?,
     }
     ctl.progress.end();
     let locate = locate_start.elapsed();
@@ -335,7 +330,45 @@ struct Butler<'a, 'b> {
     paths: &'a [&'a PathBuf],
 }
 
-impl Butler<'_, '_> {
+impl<'a, 'b> Butler<'a, 'b> {
+    fn new(
+        policy: &super::Policy,
+        tracks: usize,
+        qd: usize,
+        backend: &'b mut dyn IoBackend,
+        paths: &'a [&'a PathBuf],
+    ) -> Self {
+        Butler {
+            planner: Planner::new(policy.clone(), tracks, qd),
+            backend,
+            pending: vec![None; qd],
+            free_slots: (0..qd as u32).rev().collect(),
+            planned: Vec::with_capacity(qd),
+            done: Vec::with_capacity(qd),
+            read_lat: LatencyHist::default(),
+            write_lat: LatencyHist::default(),
+            read_bytes: 0,
+            written_bytes: 0,
+            paths,
+        }
+    }
+
+    /// Fills every playback ring.
+    fn prefill(&mut self, tracks: &[Track], ctl: &Control<'_>) -> Result<()> {
+        loop {
+            if ctl.cancelled() {
+                self.drain(tracks)?;
+                return Err(Error::Interrupted);
+            }
+            self.issue(tracks, true, false)?;
+            if self.planner.in_flight() == 0 {
+                return Ok(());
+            }
+            self.reap(tracks)?;
+            ctl.progress.set(self.read_bytes);
+        }
+    }
+
     fn issue(&mut self, tracks: &[Track], play_only: bool, final_flush: bool) -> Result<()> {
         self.planned.clear();
         self.planner

@@ -416,6 +416,7 @@ mod tests {
             butler: ButlerMode::Serial,
             stagger: false,
             prealloc: false,
+            locate_queue_depth: None,
         }
     }
 
@@ -502,6 +503,37 @@ mod tests {
             "it came close: {}%",
             o.worst_headroom_pct
         );
+    }
+
+    #[test]
+    fn a_slow_drain_is_caught_before_any_ring_reaches_the_margin() {
+        // 14.4 MB/s carries 100 tracks. 104 staggered tracks ask 14.976 MB/s: the butler brings
+        // 3.85% too little, and a 3 s run ends before the rings (0.455 s each) get near the
+        // margin; the trend still shows it.
+        let m = model("bw=14400000");
+        let mut s = spec(104, 0, 16 << 10, 0.4, 3);
+        s.stagger = true;
+        let no = AtomicBool::new(false);
+        let o = simulate(&s, &m, &no).unwrap();
+        let su = o.sustain.expect("3 s is long enough to judge");
+        assert!(
+            o.worst_headroom_pct > 100.0 * s.margin,
+            "no ring reached the margin: {}",
+            o.worst_headroom_pct
+        );
+        assert!(
+            (su.shortfall_pct - 3.85).abs() < 0.5,
+            "shortfall {:.2}%",
+            su.shortfall_pct
+        );
+        assert!(su.margin_in_s.is_some_and(|t| t > 0.0));
+        assert_eq!(o.verdict, Verdict::Marginal);
+        // 95 tracks: the butler keeps up, no trend.
+        s.play_tracks = 95;
+        let o = simulate(&s, &m, &no).unwrap();
+        let su = o.sustain.expect("long enough");
+        assert!(su.shortfall_pct.abs() < 0.5, "{:.2}%", su.shortfall_pct);
+        assert_eq!(o.verdict, Verdict::Pass);
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! `MAX_POINTS` points however long the run.
 
 use super::FillPoint;
+use serde::{Deserialize, Serialize};
 
 /// Most points a run's chart keeps.
 pub const MAX_POINTS: usize = 512;
@@ -75,9 +76,123 @@ impl FillSeries {
     }
 }
 
+/// Whether the butler kept up over the steady part of a run, from the mean headroom's trend.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Sustain {
+    /// What the butler fell short of the tracks' demand by, in percent (negative: it gained).
+    pub shortfall_pct: f64,
+    /// At that shortfall, seconds until the average ring reaches the margin (None: not draining).
+    pub margin_in_s: Option<f64>,
+    /// The part of the run the trend was taken over.
+    pub from_ms: f64,
+    pub to_ms: f64,
+}
+
+/// The trend of the mean headroom after `from_ms`: the series averaged over whole refill cycles
+/// of `cycle_ms` (which cancels the saw-tooth of tracks refilled in waves), then a least-squares
+/// slope. A falling mean headroom is audio the butler did not bring: a slope of `s` ring shares
+/// per second is `s × ring_s` seconds of audio lost per second, a shortfall of that share of the
+/// demand. None when fewer than two whole cycles follow `from_ms`.
+pub fn sustain(
+    points: &[FillPoint],
+    from_ms: f64,
+    cycle_ms: f64,
+    ring_s: f64,
+    margin: f64,
+) -> Option<Sustain> {
+    let w: Vec<&FillPoint> = points.iter().filter(|p| p.t_ms > from_ms).collect();
+    let to_ms = w.last()?.t_ms;
+    if cycle_ms <= 0.0 || to_ms - from_ms < 2.0 * cycle_ms || w.len() < 8 {
+        return None;
+    }
+    // Moving average over one cycle, at every point a whole cycle after the start.
+    let (mut sum, mut lo) = (0.0, 0usize);
+    let mut avg: Vec<(f64, f64)> = Vec::with_capacity(w.len());
+    for (i, p) in w.iter().enumerate() {
+        sum += p.mean_pct;
+        while w[lo].t_ms <= p.t_ms - cycle_ms {
+            sum -= w[lo].mean_pct;
+            lo += 1;
+        }
+        if p.t_ms - from_ms >= cycle_ms {
+            avg.push((
+                p.t_ms / 1000.0 - cycle_ms / 2000.0,
+                sum / (i + 1 - lo) as f64,
+            ));
+        }
+    }
+    if avg.len() < 2 {
+        return None;
+    }
+    let n = avg.len() as f64;
+    let (mt, my) = avg
+        .iter()
+        .fold((0.0, 0.0), |(a, b), (t, y)| (a + t / n, b + y / n));
+    let (sxy, sxx) = avg.iter().fold((0.0, 0.0), |(a, b), (t, y)| {
+        (a + (t - mt) * (y - my), b + (t - mt) * (t - mt))
+    });
+    if sxx <= 0.0 {
+        return None;
+    }
+    // Percent of the ring per second.
+    let slope = sxy / sxx;
+    let shortfall = -slope / 100.0 * ring_s;
+    let last = avg.last().map_or(my, |a| a.1) / 100.0;
+    Some(Sustain {
+        shortfall_pct: 100.0 * shortfall,
+        margin_in_s: (shortfall > 0.0).then(|| (last - margin).max(0.0) * ring_s / shortfall),
+        from_ms,
+        to_ms,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn series(f: impl Fn(f64) -> f64, ms: f64, step_ms: f64) -> Vec<FillPoint> {
+        (1..=(ms / step_ms) as usize)
+            .map(|i| {
+                let t = i as f64 * step_ms;
+                FillPoint {
+                    t_ms: t,
+                    worst_pct: 0.0,
+                    mean_pct: f(t / 1000.0),
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_steady_saw_tooth_is_not_a_shortfall() {
+        // Refill waves every 1.8 s: the mean headroom swings 50..100% but does not drift.
+        let p = series(|t| 75.0 + 25.0 * ((t / 1.8).fract() - 0.5), 14_000.0, 25.0);
+        let s = sustain(&p, 3_600.0, 1_800.0, 3.6, 0.2).expect("long enough");
+        assert!(s.shortfall_pct.abs() < 0.3, "{s:?}");
+        assert!(s.margin_in_s.is_none() || s.shortfall_pct < 0.3);
+    }
+
+    #[test]
+    fn a_drift_is_the_share_of_demand_missing() {
+        // The butler brings 95% of what plays: the average ring loses 0.05 s of audio per second,
+        // 0.05 / 3.6 of the ring per second.
+        let drift = 100.0 * 0.05 / 3.6;
+        let p = series(
+            |t| 75.0 - drift * t + 20.0 * ((t / 1.8).fract() - 0.5),
+            14_000.0,
+            25.0,
+        );
+        let s = sustain(&p, 3_600.0, 1_800.0, 3.6, 0.2).expect("long enough");
+        assert!((s.shortfall_pct - 5.0).abs() < 0.2, "{s:?}");
+        let m = s.margin_in_s.expect("draining");
+        assert!(m > 0.0 && m < 60.0, "{m}");
+    }
+
+    #[test]
+    fn too_short_to_judge() {
+        let p = series(|_| 75.0, 5_000.0, 25.0);
+        assert!(sustain(&p, 3_600.0, 1_800.0, 3.6, 0.2).is_none());
+    }
 
     #[test]
     fn bounded_and_keeps_the_worst() {

@@ -14,7 +14,10 @@ use crate::io::{self, BackendKind, OpKind, OpenMode};
 use crate::result::{Metric, RunRow, Section, metric};
 use crate::stream::real::StreamFile;
 use crate::stream::sim::{DeviceModel, simulate};
-use crate::stream::{ButlerMode, Policy, StreamOutcome, StreamSpec, Verdict, real};
+use crate::stream::{
+    ButlerMode, Policy, SHORTFALL_LIMIT_PCT, StreamOutcome, StreamSpec, Verdict, real,
+    sustain_min_s,
+};
 use crate::units::fmt_size;
 use serde::Serialize;
 use std::os::fd::AsRawFd;
@@ -47,6 +50,9 @@ pub struct Streaming {
     /// Read recorded files back and check every tag.
     pub verify: bool,
 }
+
+/// Reads in flight while a search's probe prefills its rings.
+const LOCATE_QUEUE_DEPTH: u32 = 16;
 
 /// Longest playback file: reads wrap around at its end, as a looping DAW transport would.
 const PLAY_FILE_MAX_S: f64 = 8.0;
@@ -246,6 +252,14 @@ impl Streaming {
                 parallel / 1e6
             ));
         }
+        // Scattered chunk reads that beat a sequential read came from a cache (files just
+        // written sit in the host's or the drive's cache): guess from the sequential rate then.
+        if serial > seq_rate {
+            notes.push(
+                "the round robin beat the sequential read (a cache answered): the search starts from the sequential rate".into(),
+            );
+        }
+        let serial = serial.min(seq_rate);
         let own = if spec.butler == ButlerMode::Serial {
             serial
         } else {
@@ -287,6 +301,8 @@ impl Streaming {
         find_max(first, limit, tolerance, |n, _confirm| {
             let mut s = base.clone();
             (s.play_tracks, s.record_tracks) = counts(n);
+            // A probe's locate time is not reported: prefill quickly.
+            s.locate_queue_depth = Some(LOCATE_QUEUE_DEPTH);
             match self.one(env, &s) {
                 Ok(o) if o.interrupted => Ok(None),
                 Ok(o) => Ok(Some(ProbeResult {
@@ -351,6 +367,9 @@ fn outcome_metrics(o: &StreamOutcome) -> Vec<Metric> {
         ),
         metric("ram_bytes", "bytes", o.ram_bytes as f64),
     ];
+    if let Some(s) = &o.sustain {
+        m.push(metric("shortfall_pct", "%", s.shortfall_pct));
+    }
     if let Some(l) = &o.read_latency {
         m.push(metric("read_latency_us_p99", "µs", l.p99_us));
     }
@@ -477,6 +496,23 @@ impl Workload for Streaming {
                         l.max_us, period_us
                     ));
                 }
+            }
+            match &o.sustain {
+                Some(su) if su.shortfall_pct > SHORTFALL_LIMIT_PCT => out.notes.push(format!(
+                    "from {:.1} s to {:.1} s the butler brought {:.1}% less audio than the tracks used{}: the rings are draining, so the run counts as marginal even where no ring reached the margin yet",
+                    su.from_ms / 1000.0,
+                    su.to_ms / 1000.0,
+                    su.shortfall_pct,
+                    su.margin_in_s.map_or(String::new(), |m| format!(
+                        " (the average ring would reach the margin about {m:.0} s in)"
+                    ))
+                )),
+                Some(_) => {}
+                None if o.verdict != Verdict::Fail => out.notes.push(format!(
+                    "too short to judge whether the butler keeps up in the long run (that needs a ring's length plus two refill cycles, {:.1} s): use a longer --duration",
+                    sustain_min_s(&spec)
+                )),
+                None => {}
             }
             if let Some(t) = o.first_xrun_ms {
                 out.notes
@@ -614,7 +650,21 @@ impl Workload for Streaming {
             });
             i += 1;
         }
+        let wave_share = wave_bound(&self.spec, 1.0);
+        if wave_share < 0.999 {
+            let rate = self.spec.format.bytes_per_second() as f64;
+            let cap = self.spec.ring_bytes() as f64;
+            let slack = (cap - self.spec.policy.refill_at_bytes as f64 - self.spec.margin * cap)
+                .max(0.0)
+                / rate;
+            out.notes.push(format!(
+                "tracks starting in phase all ask for a refill on the same tick, and each must get it within {slack:.2} s (before its ring passes the margin) instead of within a refill cycle of {:.2} s: these rings let a session in phase use at most {:.0}% of what the disk streams; bigger rings (--buffer) or --stagger show the rest",
+                self.spec.policy.read_len(self.spec.policy.refill_at_bytes).max(4096) as f64 / rate,
+                100.0 * wave_share
+            ));
+        }
         out.extra = Some(serde_json::json!({
+            "wave_share": wave_share,
             "naive_tracks": naive,
             "first_guess_tracks": est.serial_tracks,
             "first_guess_parallel_tracks": est.parallel_tracks,
