@@ -7,8 +7,13 @@ Usage: python3 bench/stream_vs_fio.py [DIR] [--rounds N]
    pass, in phase (the default) and with --stagger.
 2. fio then reads the same number of the same play files round robin at the same block size
    (256 KiB): psync for the serial answer, io_uring at queue depth 8 for the parallel one.
-3. Ratio = tracks x 144,000 B/s / fio's bytes per second. Target: at least 0.85.
-4. `trackbench play --tracks 4000`: allocations on the real-time path and peak RSS beyond the rings.
+3. Ratio = tracks x 144,000 B/s / fio's bytes per second (median of the rounds' ratios). Target:
+   at least 0.85. In phase, every track asks for a refill on the same tick and the default rings
+   let only a share of the disk's rate through that wave (60%: see trackbench's note); the
+   "of wave" column divides the ratio by that share.
+4. Saturated: N staggered tracks, more than the disk carries, so the engine reads as fast as it
+   can; its read rate against fio's on the same N files, alternating (--saturate N, default 8000).
+5. `trackbench play --tracks 4000`: allocations on the real-time path and peak RSS beyond the rings.
 """
 import argparse, json, os, shutil, statistics, subprocess, sys, tempfile
 
@@ -58,6 +63,8 @@ def main():
     ap.add_argument("dir", nargs="?")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--seconds", type=int, default=10)
+    ap.add_argument("--saturate", type=int, default=8000, help="tracks for the saturated comparison")
+    ap.add_argument("--only-saturated", action="store_true", help="skip the searches")
     a = ap.parse_args()
     if shutil.which("fio") is None:
         sys.exit("fio is not installed: apt-get update && apt-get install -y fio")
@@ -65,23 +72,50 @@ def main():
     os.makedirs(base, exist_ok=True)
     data = os.path.join(base, "trackbench-data")
     print(f"target {base}; ratio = tracks x {RATE} B/s / fio MB/s on the same files; medians of {a.rounds}")
-    print(f"{'case':34} {'tracks':>7} {'x rate MB/s':>11} {'fio MB/s':>9} {'ratio':>6}")
-    for stagger in [False, True]:
+    print(f"{'case':34} {'tracks':>7} {'x rate MB/s':>11} {'fio MB/s':>9} {'ratio':>6} {'of wave':>7}")
+    for stagger in [] if a.only_saturated else [False, True]:
         rows = {}
         for r in range(a.rounds):
             args = ["play", base, "--find-max", "--compare-parallel", "--keep"] + (["--stagger"] if stagger else [])
             doc = tb_json(args)
-            for s in doc["sections"][0]["extra"]["searches"]:
+            extra = doc["sections"][0]["extra"]
+            for s in extra["searches"]:
                 n = s["capacity"]["answer"]
                 qd = 1 if s["butler"] == "serial" else int(s["butler"].split(":")[1])
                 files = [os.path.join(data, f"play-{i:04d}.wav") for i in range(n)]
                 bw = fio_rr(files, qd, a.seconds)
-                rows.setdefault(s["label"], []).append((n, bw))
+                rows.setdefault(s["label"], []).append((n, bw, n * RATE / bw, extra.get("wave_share", 1.0)))
         for label, vals in rows.items():
             n = statistics.median(v[0] for v in vals)
             bw = statistics.median(v[1] for v in vals)
+            ratio = statistics.median(v[2] for v in vals)
+            wave = vals[0][3]
             name = f"{label}{' staggered' if stagger else ' in phase'}"
-            print(f"{name:34} {n:7.0f} {n * RATE / 1e6:11.1f} {bw / 1e6:9.1f} {n * RATE / bw:6.2f}", flush=True)
+            # In phase every track asks for its refill on the same tick: with these rings only
+            # `wave` of the disk's rate can be used (see the find-max note); "of wave" is the
+            # ratio to that bound.
+            print(f"{name:34} {n:7.0f} {n * RATE / 1e6:11.1f} {bw / 1e6:9.1f} {ratio:6.2f} {ratio / wave:7.2f}"
+                  f"   runs: {', '.join(f'{v[2]:.2f}' for v in vals)}", flush=True)
+    # The searches take minutes and fio's figure is taken after them: on a host whose disk rate
+    # swings by a third within minutes, their ratio is noisy. The engine's own efficiency shows
+    # better when it is asked for more than the disk can give (staggered, 8 s files looped) and
+    # its read rate is compared with fio's on the same files, alternating run by run.
+    n = a.saturate
+    print(f"\nsaturated: {n} staggered tracks (more than the disk carries) against fio on the same {n} files, alternating")
+    print(f"{'butler':12} {'engine MB/s':>11} {'fio MB/s':>9} {'ratio':>6}   runs")
+    for butler, qd in [("serial", 1), ("parallel:8", 8)]:
+        vals = []
+        for r in range(a.rounds):
+            doc = tb_json(["play", base, "--tracks", str(n), "--stagger", "--butler", butler,
+                           "--duration", f"{a.seconds}s", "--keep"])
+            o = doc["sections"][0]["extra"]
+            eng = o["read_bytes"] / (o["ran_ms"] / 1000)
+            files = [os.path.join(data, f"play-{i:04d}.wav") for i in range(n)]
+            bw = fio_rr(files, qd, a.seconds)
+            vals.append((eng, bw, eng / bw))
+        print(f"{butler:12} {statistics.median(v[0] for v in vals) / 1e6:11.1f} "
+              f"{statistics.median(v[1] for v in vals) / 1e6:9.1f} {statistics.median(v[2] for v in vals):6.2f}   "
+              f"{', '.join(f'{v[2]:.2f}' for v in vals)}", flush=True)
     doc = tb_json(["play", base, "--tracks", "4000", "--butler", "parallel:8", "--duration", "10s", "--keep"])
     o = doc["sections"][0]["extra"]
     beyond = (o["peak_rss_bytes"] - o["ram_bytes"]) / 2**20

@@ -25,8 +25,21 @@ pub struct Planner {
     in_flight: usize,
     busy: Vec<bool>,
     cursor: usize,
-    candidates: Vec<(u64, Request)>,
+    candidates: Vec<(u64, u32)>,
+    /// Neediest first: the needy tracks of the last scan, neediest first, and how far they have
+    /// been handed out. Rings change only on the audio tick (and on the butler's own
+    /// completions, which make a track less needy), so the order found by one scan holds until
+    /// the next tick: the list is reused until then, or until it runs out, instead of scanning
+    /// every track for every request (with 8,000 tracks a scan costs about 150 µs).
+    list: Vec<u32>,
+    list_pos: usize,
+    list_mode: (bool, bool),
+    stale: bool,
+    seen: u64,
 }
+
+/// Most tracks one scan lines up.
+const LIST_MAX: usize = 256;
 
 impl Planner {
     /// A planner for `tracks` tracks keeping at most `queue_depth` requests in flight. Allocates
@@ -39,7 +52,26 @@ impl Planner {
             busy: vec![false; tracks],
             cursor: 0,
             candidates: Vec::with_capacity(tracks),
+            list: Vec::with_capacity(LIST_MAX.min(tracks)),
+            list_pos: 0,
+            list_mode: (false, false),
+            stale: true,
+            seen: 0,
         }
+    }
+
+    /// Tells the planner how many audio ticks have run: after a tick, the rings have changed and
+    /// the neediest-first order must be found again.
+    pub fn tick_seen(&mut self, ticks: u64) {
+        if ticks != self.seen {
+            self.seen = ticks;
+            self.stale = true;
+        }
+    }
+
+    /// The rings changed outside the tick (prefill, stagger): scan again.
+    pub fn invalidate(&mut self) {
+        self.stale = true;
     }
 
     pub fn in_flight(&self) -> usize {
@@ -74,29 +106,59 @@ impl Planner {
                 }
             }
             Order::Neediest => {
-                // Each track's request is planned once; the tick can only add room meanwhile, so
-                // it stays valid until issued.
-                self.candidates.clear();
-                for (i, t) in tracks.iter().enumerate() {
-                    if let Some(r) = self.request_for(tracks, i, play_only, final_flush) {
-                        // Headroom as a share of capacity, in fixed point: lower is needier.
-                        let key = (t.headroom() << 20) / t.ring.capacity();
-                        self.candidates.push((key, r));
+                let mode = (play_only, final_flush);
+                let mut scanned = false;
+                while out.len() - before < room {
+                    if self.stale || self.list_mode != mode || self.list_pos == self.list.len() {
+                        if scanned {
+                            break; // a fresh scan found nothing more
+                        }
+                        self.scan(tracks, mode);
+                        scanned = true;
+                    }
+                    let Some(&i) = self.list.get(self.list_pos) else {
+                        break;
+                    };
+                    self.list_pos += 1;
+                    // Planned now, from the ring as it is: still needy, and not yet in flight.
+                    if let Some(r) = self.request_for(tracks, i as usize, play_only, final_flush) {
+                        self.busy[i as usize] = true;
+                        out.push(r);
                     }
                 }
-                let take = room.min(self.candidates.len());
-                if take < self.candidates.len() {
-                    self.candidates
-                        .select_nth_unstable_by_key(take, |c| (c.0, c.1.track));
-                }
-                self.candidates[..take].sort_unstable_by_key(|c| (c.0, c.1.track));
-                out.extend(self.candidates[..take].iter().map(|c| c.1));
             }
         }
         for r in &out[before..] {
             self.busy[r.track as usize] = true;
         }
         self.in_flight += out.len() - before;
+    }
+
+    /// Lines up the needy tracks, emptiest playback / fullest capture ring first (ties in
+    /// track order), at most `LIST_MAX` of them.
+    fn scan(&mut self, tracks: &[Track], (play_only, final_flush): (bool, bool)) {
+        self.candidates.clear();
+        for (i, t) in tracks.iter().enumerate() {
+            if self
+                .request_for(tracks, i, play_only, final_flush)
+                .is_some()
+            {
+                // Headroom as a share of capacity, in fixed point: lower is needier.
+                let key = (t.headroom() << 20) / t.ring.capacity();
+                self.candidates.push((key, i as u32));
+            }
+        }
+        let take = LIST_MAX.min(self.candidates.len());
+        if take < self.candidates.len() {
+            self.candidates.select_nth_unstable(take);
+        }
+        self.candidates[..take].sort_unstable();
+        self.list.clear();
+        self.list
+            .extend(self.candidates[..take].iter().map(|c| c.1));
+        self.list_pos = 0;
+        self.list_mode = (play_only, final_flush);
+        self.stale = false;
     }
 
     fn request_for(

@@ -13,7 +13,7 @@ use crate::io::{BackendKind, Completion, IoBackend, IoSettings, Op, OpKind, comp
 use crate::stats::{LatencyHist, thread_cpu_s};
 use std::fs::File;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// A file a track streams from or to.
@@ -164,17 +164,19 @@ pub fn run(
     b.read_bytes = 0;
     b.read_lat = LatencyHist::default();
     stagger(spec, &tracks);
+    b.planner.invalidate();
 
     let period_ns = spec.period_ns();
     let total = spec.ticks();
     let stop = AtomicBool::new(false);
+    let ticks_done = AtomicU64::new(0);
     let finished = AtomicBool::new(false);
     let butler_thread = std::thread::current();
     let started = Instant::now();
     let mut butler_cpu = 0.0;
     let tick_result = std::thread::scope(|s| -> Result<TickResult> {
         let tracks = &tracks;
-        let (stop, finished) = (&stop, &finished);
+        let (stop, finished, ticks_done) = (&stop, &finished, &ticks_done);
         let butler_thread = butler_thread.clone();
         let handle = std::thread::Builder::new()
             .name("trackbench-tick".into())
@@ -200,6 +202,7 @@ pub fn run(
                         clock.now_ns().saturating_sub(deadline),
                     ));
                     tick.run(tracks, k * period_ns);
+                    ticks_done.store(k + 1, Ordering::Release);
                     butler_thread.unpark();
                 }
                 IN_REALTIME_LOOP.with(|c| c.set(false));
@@ -233,6 +236,7 @@ pub fn run(
             if ctl.cancelled() {
                 stop.store(true, Ordering::Relaxed);
             }
+            b.planner.tick_seen(ticks_done.load(Ordering::Acquire));
             if let Err(e) = b.issue(tracks, false, false).and_then(|_| {
                 if b.planner.in_flight() > 0 {
                     b.reap(tracks)

@@ -335,6 +335,7 @@ pub fn simulate(
     // Rates describe the run itself, not the prefill.
     let mut read_bytes = 0u64;
     stagger(spec, &tracks);
+    planner.invalidate();
 
     let period_ns = spec.period_ns();
     let total = spec.ticks();
@@ -343,6 +344,7 @@ pub fn simulate(
     let mut k = 0u64;
     let mut interrupted = false;
     while k < total {
+        planner.tick_seen(k);
         issue(
             &mut planner,
             &tracks,
