@@ -6,7 +6,7 @@ mod cli;
 use anyhow::{Context, Result, bail};
 use clap::Parser;
 use cli::progress::Bars;
-use cli::{Cli, Command, Common, IoArgs};
+use cli::{Cli, Command, Common, IoArgs, RecordOpts};
 use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
@@ -130,33 +130,23 @@ fn dispatch(cli: Cli, cancel: &AtomicBool) -> Result<ExitCode> {
         Command::Sweep(a) => classic(&a.path, &a.common, &a.io, Box::new(a.workload()?)),
         Command::Play(a) => {
             let format = a.common.settings(None)?.format;
-            let w = a
-                .stream
-                .workload(StreamKind::Play, format, a.tracks, 0, false, false)?;
+            let w =
+                a.stream
+                    .workload(StreamKind::Play, format, a.tracks, 0, RecordOpts::default())?;
             streaming(&a.path, &a.common, w)
         }
         Command::Record(a) => {
             let format = a.common.settings(None)?.format;
-            let w = a.stream.workload(
-                StreamKind::Record,
-                format,
-                0,
-                a.tracks,
-                a.prealloc,
-                a.verify,
-            )?;
+            let w = a
+                .stream
+                .workload(StreamKind::Record, format, 0, a.tracks, a.rec)?;
             streaming(&a.path, &a.common, w)
         }
         Command::Hdr(a) => {
             let format = a.common.settings(None)?.format;
-            let w = a.stream.workload(
-                StreamKind::Hdr,
-                format,
-                a.play,
-                a.record,
-                a.prealloc,
-                a.verify,
-            )?;
+            let w = a
+                .stream
+                .workload(StreamKind::Hdr, format, a.play, a.record, a.rec)?;
             streaming(&a.path, &a.common, w)
         }
         Command::Clean(a) => clean(&a.path),

@@ -321,16 +321,23 @@ pub struct RecordArgs {
     /// Record tracks (one file each)
     #[arg(long, default_value_t = 16)]
     pub tracks: u32,
+    #[command(flatten)]
+    pub rec: RecordOpts,
+    #[command(flatten)]
+    pub stream: StreamOpts,
+    #[command(flatten)]
+    pub common: Common,
+}
+
+/// How record tracks write: shared by `record` and `hdr`.
+#[derive(Args, Debug, Clone, Copy, Default)]
+pub struct RecordOpts {
     /// Preallocate record files instead of letting them grow as written
     #[arg(long)]
     pub prealloc: bool,
     /// Read the recorded files back and check every block
     #[arg(long)]
     pub verify: bool,
-    #[command(flatten)]
-    pub stream: StreamOpts,
-    #[command(flatten)]
-    pub common: Common,
 }
 
 #[derive(Args, Debug)]
@@ -343,12 +350,8 @@ pub struct HdrArgs {
     /// Record tracks
     #[arg(long, default_value_t = 16)]
     pub record: u32,
-    /// Preallocate record files instead of letting them grow as written
-    #[arg(long)]
-    pub prealloc: bool,
-    /// Read the recorded files back and check every block
-    #[arg(long)]
-    pub verify: bool,
+    #[command(flatten)]
+    pub rec: RecordOpts,
     #[command(flatten)]
     pub stream: StreamOpts,
     #[command(flatten)]
@@ -364,8 +367,7 @@ impl StreamOpts {
         format: Format,
         play: u32,
         record: u32,
-        prealloc: bool,
-        verify: bool,
+        RecordOpts { prealloc, verify }: RecordOpts,
     ) -> Result<Streaming> {
         let mut policy = Policy::named(&self.profile, &format)?;
         if let Some(c) = &self.chunk {
