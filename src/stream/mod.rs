@@ -322,7 +322,7 @@ impl StreamOutcome {
 /// A run whose rings drain by more than this share of the demand is marginal even if no ring
 /// reached the margin yet: it only ran too short to get there.
 /// Two percent: the precision a search's answer is given to, and above the noise of a steady
-/// run on a shared virtual disk (-3.5..-0.5% measured at 65..95% of the answer).
+/// run on a shared virtual disk (-3.5..-0.5% measured at 65..100% of the answer).
 pub const SHORTFALL_LIMIT_PCT: f64 = 2.0;
 
 /// Seconds of audio between a ring's refills (playback) or flushes (capture), the longer of the
