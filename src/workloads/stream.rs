@@ -334,16 +334,23 @@ impl Streaming {
 /// first refill wave of tracks starting in phase: every ring crosses its refill threshold on the
 /// same tick, and the last one served must not fall below the margin meanwhile.
 fn wave_bound(spec: &StreamSpec, throughput_tracks: f64) -> f64 {
+    wave_times(spec).map_or(throughput_tracks, |(slack_s, cycle_s)| {
+        throughput_tracks * (slack_s / cycle_s).min(1.0)
+    })
+}
+
+/// For tracks starting in phase: how long each ring can wait for its refill once all cross the
+/// threshold together (before it passes the margin), and the refill cycle, in seconds. None when
+/// the starts are staggered.
+fn wave_times(spec: &StreamSpec) -> Option<(f64, f64)> {
     if spec.stagger {
-        return throughput_tracks;
+        return None;
     }
+    let rate = spec.format.bytes_per_second() as f64;
     let cap = spec.ring_bytes() as f64;
-    let at_threshold = cap - spec.policy.refill_at_bytes as f64;
-    let slack_s =
-        (at_threshold - spec.margin * cap).max(0.0) / spec.format.bytes_per_second() as f64;
-    let read = spec.policy.read_len(spec.policy.refill_at_bytes).max(4096) as f64;
-    let reads_per_s = throughput_tracks * spec.format.bytes_per_second() as f64 / read;
-    (slack_s * reads_per_s).min(throughput_tracks)
+    let slack_s = (cap - spec.policy.refill_at_bytes as f64 - spec.margin * cap).max(0.0) / rate;
+    let cycle_s = spec.policy.read_len(spec.policy.refill_at_bytes).max(4096) as f64 / rate;
+    Some((slack_s, cycle_s))
 }
 
 fn outcome_metrics(o: &StreamOutcome) -> Vec<Metric> {
@@ -651,15 +658,11 @@ impl Workload for Streaming {
             i += 1;
         }
         let wave_share = wave_bound(&self.spec, 1.0);
-        if wave_share < 0.999 {
-            let rate = self.spec.format.bytes_per_second() as f64;
-            let cap = self.spec.ring_bytes() as f64;
-            let slack = (cap - self.spec.policy.refill_at_bytes as f64 - self.spec.margin * cap)
-                .max(0.0)
-                / rate;
+        if let Some((slack_s, cycle_s)) = wave_times(&self.spec)
+            && wave_share < 0.999
+        {
             out.notes.push(format!(
-                "tracks starting in phase all ask for a refill on the same tick, and each must get it within {slack:.2} s (before its ring passes the margin) instead of within a refill cycle of {:.2} s: these rings let a session in phase use at most {:.0}% of what the disk streams; bigger rings (--buffer) or --stagger show the rest",
-                self.spec.policy.read_len(self.spec.policy.refill_at_bytes).max(4096) as f64 / rate,
+                "tracks starting in phase all ask for a refill on the same tick, and each must get it within {slack_s:.2} s (before its ring passes the margin) instead of within a refill cycle of {cycle_s:.2} s: these rings let a session in phase use at most {:.0}% of what the disk streams; bigger rings (--buffer) or --stagger show the rest",
                 100.0 * wave_share
             ));
         }
