@@ -99,6 +99,7 @@ impl Planner {
                 while k < n && out.len() - before < room {
                     let i = (self.cursor + k) % n;
                     if let Some(r) = self.request_for(tracks, i, play_only, final_flush) {
+                        self.busy[i] = true;
                         out.push(r);
                         self.cursor = (i + 1) % n;
                     }
@@ -121,15 +122,14 @@ impl Planner {
                     };
                     self.list_pos += 1;
                     // Planned now, from the ring as it is: still needy, and not yet in flight.
-                    // The list holds each track once, so none is planned twice in one call.
+                    // Marked busy at once: a list reused from an earlier call may run out here
+                    // and a fresh scan would otherwise line the same track up again.
                     if let Some(r) = self.request_for(tracks, i as usize, play_only, final_flush) {
+                        self.busy[i as usize] = true;
                         out.push(r);
                     }
                 }
             }
-        }
-        for r in &out[before..] {
-            self.busy[r.track as usize] = true;
         }
         self.in_flight += out.len() - before;
     }
@@ -276,6 +276,31 @@ mod tests {
             pl.complete(&tracks, &out[0]);
         }
         assert_eq!(seen, vec![0, 1, 2, 3, 0]);
+    }
+
+    #[test]
+    fn a_track_is_never_planned_twice_when_a_reused_list_runs_out() {
+        // Queue depth 2, three empty rings: the first call lines up [0, 1, 2] and plans 0 and 1.
+        // Once both complete, the next call takes 2 from the old list, runs out, scans again and
+        // finds 2 the neediest: it must not be planned a second time.
+        let chunk = 256 << 10;
+        let tracks: Vec<Track> = (0..3).map(|_| play_track(0, 8 * chunk, chunk)).collect();
+        let p = Policy::named("trackbench", &Format::default()).unwrap();
+        let mut pl = Planner::new(p, tracks.len(), 2);
+        let mut out = vec![];
+        pl.plan(&tracks, true, false, &mut out);
+        assert_eq!(out.iter().map(|r| r.track).collect::<Vec<_>>(), vec![0, 1]);
+        for r in out.clone() {
+            pl.complete(&tracks, &r);
+        }
+        out.clear();
+        pl.plan(&tracks, true, false, &mut out);
+        let mut seen: Vec<u32> = out.iter().map(|r| r.track).collect();
+        seen.dedup();
+        assert_eq!(seen.len(), out.len(), "planned twice: {out:?}");
+        for r in out.clone() {
+            pl.complete(&tracks, &r);
+        }
     }
 
     #[test]
