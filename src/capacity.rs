@@ -17,6 +17,9 @@ pub struct Probe {
     pub xruns: u64,
     /// The confirmation run at the answer.
     pub confirmation: bool,
+    /// The count this probe suggests the device carries (see `ProbeResult::estimate`).
+    #[serde(default)]
+    pub estimate: Option<f64>,
 }
 
 /// What a probe reports back to the search.
@@ -25,6 +28,11 @@ pub struct ProbeResult {
     pub verdict: Verdict,
     pub worst_headroom_pct: f64,
     pub xruns: u64,
+    /// The count the probe suggests the device carries, if it can tell: a saturated probe knows
+    /// what the device delivered (precise), a passing one how much it left idle (an upper
+    /// estimate: devices serve faster after an idle gap). The search aims its next probe with
+    /// it; without one it steps and bisects blindly.
+    pub estimate: Option<f64>,
 }
 
 /// The answer and how it was found.
@@ -63,7 +71,15 @@ pub fn find_max(
     };
     let mut lo = 0u32; // largest passing
     let mut hi = limit + 1; // smallest not passing
-    let mut run = |n: u32, confirmation: bool, cap: &mut Capacity| -> Result<Option<bool>> {
+    // The last probe's estimate of the answer, and the last failure's (a pass only bounds the
+    // answer from above; a failure says what the device delivered).
+    let mut estimate: Option<f64> = None;
+    let mut failed_estimate: Option<f64> = None;
+    let mut run = |n: u32,
+                   confirmation: bool,
+                   cap: &mut Capacity,
+                   (estimate, failed): (&mut Option<f64>, &mut Option<f64>)|
+     -> Result<Option<bool>> {
         let t = std::time::Instant::now();
         let Some(r) = probe(n, confirmation)? else {
             return Ok(None);
@@ -75,16 +91,25 @@ pub fn find_max(
             worst_headroom_pct: r.worst_headroom_pct,
             xruns: r.xruns,
             confirmation,
+            estimate: r.estimate,
         });
-        Ok(Some(r.verdict == Verdict::Pass))
+        *estimate = r.estimate.filter(|e| e.is_finite() && *e > 0.0);
+        let pass = r.verdict == Verdict::Pass;
+        if !pass && estimate.is_some() {
+            *failed = *estimate;
+        }
+        Ok(Some(pass))
     };
     // Exponential steps from the guess until pass and fail are bracketed: the first step is a
     // quarter of the guess (a good guess is usually near), and each further step grows by half:
     // an overshoot costs a probe with more tracks than the answer, the dearest kind.
+    // A probe's estimate narrows a step: a pass steps at most to its (upper) estimate, a
+    // failure steps to just under what it delivered.
+    let below = |e: f64| e * (1.0 - tolerance / 4.0);
     let mut n = guess;
     let mut step = 0.25f64;
     loop {
-        let Some(pass) = run(n, false, &mut cap)? else {
+        let Some(pass) = run(n, false, &mut cap, (&mut estimate, &mut failed_estimate))? else {
             return Ok(finish(cap, lo, hi, limit));
         };
         if pass {
@@ -92,14 +117,21 @@ pub fn find_max(
             if n >= limit || hi <= limit {
                 break;
             }
-            n = (f64::from(n) * (1.0 + step)).ceil().min(f64::from(limit)) as u32;
-            n = n.max(lo + 1).min(limit);
+            let mut next = (f64::from(n) * (1.0 + step)).ceil();
+            if let Some(e) = estimate.filter(|&e| e > f64::from(n)) {
+                next = next.min(e.ceil());
+            }
+            n = (next.min(f64::from(limit)) as u32).max(lo + 1).min(limit);
         } else {
             hi = n;
             if n == 1 || lo > 0 {
                 break;
             }
-            n = ((f64::from(n) / (1.0 + step)).floor() as u32).clamp(1, hi - 1);
+            let mut next = f64::from(n) / (1.0 + step);
+            if let Some(e) = estimate.filter(|&e| e < f64::from(n)) {
+                next = below(e);
+            }
+            n = (next.floor() as u32).clamp(1, hi - 1);
         }
         step *= 1.5;
         if lo > 0 && hi <= limit {
@@ -112,8 +144,13 @@ pub fn find_max(
     // rather than bisecting again from what passed long ago.
     for _attempt in 0..4 {
         while hi - lo > 1 && f64::from(hi - lo) > tolerance * f64::from(hi) {
-            let mid = lo + (hi - lo) / 2;
-            let Some(pass) = run(mid, false, &mut cap)? else {
+            // Aim at what the last failure delivered, when it lies inside the bracket.
+            let mid = match failed_estimate.filter(|&e| e < f64::from(hi) && e > f64::from(lo)) {
+                Some(e) if hi - lo > 2 => (below(e).floor() as u32).clamp(lo + 1, hi - 1),
+                _ => lo + (hi - lo) / 2,
+            };
+            let Some(pass) = run(mid, false, &mut cap, (&mut estimate, &mut failed_estimate))?
+            else {
                 return Ok(finish(cap, lo, hi, limit));
             };
             if pass { lo = mid } else { hi = mid }
@@ -121,7 +158,7 @@ pub fn find_max(
         if lo == 0 {
             break;
         }
-        let Some(pass) = run(lo, true, &mut cap)? else {
+        let Some(pass) = run(lo, true, &mut cap, (&mut estimate, &mut failed_estimate))? else {
             return Ok(finish(cap, lo, hi, limit));
         };
         if pass {
@@ -144,7 +181,13 @@ pub fn find_max(
                 lo = known;
                 break;
             }
-            let Some(pass) = run(target, false, &mut cap)? else {
+            let Some(pass) = run(
+                target,
+                false,
+                &mut cap,
+                (&mut estimate, &mut failed_estimate),
+            )?
+            else {
                 return Ok(finish(cap, lo, hi, limit));
             };
             if pass {
@@ -179,6 +222,7 @@ mod tests {
                 },
                 worst_headroom_pct: 50.0,
                 xruns: u64::from(n > max_ok),
+                estimate: None,
             }))
         }
     }
@@ -217,6 +261,43 @@ mod tests {
     }
 
     #[test]
+    fn estimates_aim_the_search() {
+        // A device that carries 145.8: passes say an upper estimate (10% high), failures
+        // what was delivered. From a guess of 138 it should take about five probes.
+        let bound = 145.8;
+        let c = find_max(138, 10_000, 0.02, |n, _| {
+            let pass = f64::from(n) <= bound;
+            Ok(Some(ProbeResult {
+                verdict: if pass {
+                    Verdict::Pass
+                } else {
+                    Verdict::Marginal
+                },
+                worst_headroom_pct: 50.0,
+                xruns: 0,
+                estimate: Some(if pass { bound * 1.1 } else { bound }),
+            }))
+        })
+        .unwrap();
+        assert!(c.confirmed);
+        assert!(
+            (143..=145).contains(&c.answer),
+            "{} after {:?}",
+            c.answer,
+            c.probes
+        );
+        assert!(
+            c.probes.len() <= 5,
+            "{} probes: {:?}",
+            c.probes.len(),
+            c.probes
+        );
+        // Without estimates the same search needs more.
+        let blind = find_max(138, 10_000, 0.02, threshold(145)).unwrap();
+        assert!(blind.probes.len() > c.probes.len());
+    }
+
+    #[test]
     fn a_failed_confirmation_moves_the_answer_down() {
         let mut calls = 0;
         let c = find_max(100, 1000, 0.0, |n, confirm| {
@@ -227,6 +308,7 @@ mod tests {
                 verdict: if pass { Verdict::Pass } else { Verdict::Fail },
                 worst_headroom_pct: 30.0,
                 xruns: 0,
+                estimate: None,
             }))
         })
         .unwrap();
@@ -250,6 +332,7 @@ mod tests {
                 },
                 worst_headroom_pct: 25.0,
                 xruns: 0,
+                estimate: None,
             }))
         })
         .unwrap();

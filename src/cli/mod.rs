@@ -275,7 +275,7 @@ pub struct StreamOpts {
     /// serial (one I/O at a time, like most DAWs) or parallel:QD (io_uring, QD in flight)
     #[arg(long, default_value = "serial")]
     pub butler: String,
-    /// Length of each run [default: 10s; with --find-max, long enough for the first refill wave (3s or more) in phase, 8s or 4 rings staggered, 120s or 40 rings simulated]
+    /// Length of each run [default: 10 s, or longer where the rings need it; with --find-max, as long as a probe needs to tell: one ring plus four refill cycles (simulated: 120 s or 40 rings)]
     #[arg(long)]
     pub duration: Option<String>,
     /// A ring below this share of its capacity makes the run marginal
@@ -378,30 +378,11 @@ impl StreamOpts {
             policy = policy.with_buffer(duration("buffer", b)?.as_secs_f64());
         }
         let margin = parse_pct("margin", &self.margin)?;
-        let ring_s = trackbench::stream::ring::Ring::capacity_for(
-            policy.buffer_s,
-            format.bytes_per_second(),
-            policy.chunk_bytes,
-        ) as f64
-            / format.bytes_per_second() as f64;
-        let dur = match &self.duration {
-            Some(d) => duration("duration", d)?,
-            // Probes long enough to see every track through its first refill wave (in phase), or
-            // several rounds of refills when the starts are spread. Virtual time is cheap:
-            // simulated probes run long enough for a small deficit to show.
-            None if self.find_max && self.device_model.is_some() => {
-                Duration::from_secs_f64((40.0 * ring_s).max(120.0))
-            }
-            None if self.find_max && self.stagger => {
-                Duration::from_secs_f64((4.0 * ring_s).max(8.0))
-            }
-            // In phase, every ring crosses its threshold on the same tick and the last one served
-            // bottoms out before the ring's (1 - margin) has played: probe a little past that.
-            None if self.find_max => {
-                Duration::from_secs_f64(((1.0 - margin) * ring_s + 0.25).max(3.0))
-            }
-            None => Duration::from_secs(10),
-        };
+        let dur = self
+            .duration
+            .as_deref()
+            .map(|d| duration("duration", d))
+            .transpose()?;
         let butler = ButlerMode::parse(&self.butler)?;
         let device = self
             .device_model
@@ -421,19 +402,41 @@ impl StreamOpts {
                 );
             }
         }
-        let spec = StreamSpec {
+        let mut spec = StreamSpec {
             format,
             play_tracks: play,
             record_tracks: record,
             period_frames: self.period,
-            duration_ns: dur.as_nanos() as u64,
+            duration_ns: dur.map_or(1_000_000_000, |d| d.as_nanos() as u64),
             margin,
             policy,
             butler,
             stagger: self.stagger,
             prealloc,
             locate_queue_depth: None,
+            stop_early: false,
         };
+        spec.validate()?;
+        let planned = trackbench::workloads::stream::planned_duration_s(
+            &spec,
+            self.find_max,
+            device.is_some(),
+        );
+        match dur {
+            None => spec.duration_ns = (planned * 1e9) as u64,
+            // A probe too short to tell could never pass: the search would answer 0.
+            Some(d) if self.find_max && d.as_secs_f64() < trackbench::stream::min_run_s(&spec) => {
+                bail!(
+                    "invalid duration {:?} for --find-max: with {} rings ({:.2} s) each probe needs at least {:.1} s (one ring plus three refill cycles) before it can pass; leave --duration out to let the search plan it ({:.1} s), or use smaller rings (--buffer, --chunk)",
+                    self.duration.as_deref().unwrap_or_default(),
+                    trackbench::units::fmt_size(spec.ring_bytes()),
+                    spec.ring_s(),
+                    trackbench::stream::min_run_s(&spec),
+                    planned
+                )
+            }
+            Some(_) => {}
+        }
         spec.validate()?;
         Ok(Streaming {
             kind,
@@ -443,6 +446,7 @@ impl StreamOpts {
             compare_default: self.compare_default,
             compare_parallel: self.compare_parallel,
             verify,
+            buffer_asked: self.buffer.is_some(),
         })
     }
 }

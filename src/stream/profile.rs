@@ -22,8 +22,14 @@ pub struct Policy {
     pub profile: String,
     /// Seconds of audio per ring.
     pub buffer_s: f64,
-    /// Ring slot size; rings hold whole chunks, at least two.
+    /// Ring slot size; rings hold whole chunks, at least `min_ring_chunks`.
     pub chunk_bytes: u64,
+    /// The fewest chunks a ring holds, whatever `buffer_s` asks for. The default engine keeps
+    /// four: with two, tracks starting in phase must all be refilled within 0.6 of a refill
+    /// cycle, which caps a session at ~60% of what the disk streams. Programs' profiles keep
+    /// their own geometry (two: one chunk read while one plays).
+    #[serde(default = "two")]
+    pub min_ring_chunks: u64,
     /// A playback ring is refilled once this much of it is free.
     pub refill_at_bytes: u64,
     /// A read takes the free space, clamped to min..max and rounded down to `read_round_bytes`.
@@ -39,11 +45,15 @@ pub struct Policy {
     pub source: String,
 }
 
+fn two() -> u64 {
+    2
+}
+
 /// The profiles `--profile` accepts, with a line for `--help`.
 pub const PROFILES: [(&str, &str); 6] = [
     (
         "trackbench",
-        "2 s rings, 256 KiB reads, neediest first, O_DIRECT (the default engine)",
+        "max(2 s, 4 chunks) rings, 256 KiB reads, neediest first, O_DIRECT (the default engine)",
     ),
     (
         "ardour-small",
@@ -72,6 +82,7 @@ impl Policy {
             profile: name.to_string(),
             buffer_s: secs,
             chunk_bytes: chunk_frames * frame,
+            min_ring_chunks: 2,
             refill_at_bytes: chunk_frames * frame,
             read_min_bytes: 256 << 10,
             read_max_bytes: 4 << 20,
@@ -92,6 +103,7 @@ impl Policy {
                     profile: profile.into(),
                     buffer_s,
                     chunk_bytes: chunk,
+                    min_ring_chunks: 2,
                     refill_at_bytes: chunk,
                     read_min_bytes: chunk,
                     read_max_bytes: chunk,
@@ -103,14 +115,18 @@ impl Policy {
                 }
             };
         let p = match name {
-            "trackbench" | "default" => fixed(
-                "trackbench",
-                2.0,
-                256 << 10,
-                Order::Neediest,
-                true,
-                "trackbench's own engine (DESIGN.md section 5: 256 KiB chunks, 2 s rings)",
-            ),
+            "trackbench" | "default" => Policy {
+                min_ring_chunks: 4,
+                ..fixed(
+                    "trackbench",
+                    2.0,
+                    256 << 10,
+                    Order::Neediest,
+                    true,
+                    "trackbench's own engine (DESIGN.md sections 4 and 5: 256 KiB chunks, rings of \
+                     max(2 s, 4 chunks))",
+                )
+            },
             "ardour-small" => ardour(65_536, 65_536, 5.0, "Small"),
             "ardour-medium" => ardour(262_144, 131_072, 10.0, "Medium"),
             "ardour-large" => ardour(524_288, 131_072, 20.0, "Large"),
@@ -250,6 +266,7 @@ mod tests {
             p.buffer_s,
             f.bytes_per_second(),
             p.chunk_bytes,
+            p.min_ring_chunks,
         );
         assert_eq!(ring, 256 * 1024);
     }

@@ -4,6 +4,7 @@
 
 use super::butler::{Planner, Request};
 use super::ring::Ring;
+use super::telemetry::IdleLog;
 use super::tick::Tick;
 use super::{ButlerMode, Direction, StreamOutcome, StreamSpec, Track, stagger};
 use crate::clock::{Clock, RealClock};
@@ -55,6 +56,7 @@ struct TickResult {
     note: Option<String>,
     cpu_s: f64,
     interrupted: bool,
+    stopped_early: bool,
     rt_allocations: u64,
 }
 
@@ -172,6 +174,7 @@ pub fn run(
     let ticks_done = AtomicU64::new(0);
     let finished = AtomicBool::new(false);
     let butler_thread = std::thread::current();
+    let mut idle = IdleLog::new(total * period_ns);
     let started = Instant::now();
     let mut butler_cpu = 0.0;
     let tick_result = std::thread::scope(|s| -> Result<TickResult> {
@@ -189,6 +192,7 @@ pub fn run(
                 let cpu0 = thread_cpu_s();
                 let start = clock.now_ns() + period_ns;
                 let mut interrupted = false;
+                let mut stopped_early = false;
                 let allocs0 = REALTIME_ALLOCATIONS.load(Ordering::Relaxed);
                 IN_REALTIME_LOOP.with(|c| c.set(true));
                 for k in 0..total {
@@ -204,6 +208,10 @@ pub fn run(
                     tick.run(tracks, k * period_ns);
                     ticks_done.store(k + 1, Ordering::Release);
                     butler_thread.unpark();
+                    if spec.stop_early && super::cannot_pass(spec, &tick) {
+                        stopped_early = true;
+                        break;
+                    }
                 }
                 IN_REALTIME_LOOP.with(|c| c.set(false));
                 let rt_allocations = REALTIME_ALLOCATIONS.load(Ordering::Relaxed) - allocs0;
@@ -221,6 +229,7 @@ pub fn run(
                     note,
                     cpu_s,
                     interrupted,
+                    stopped_early,
                     rt_allocations,
                 }
             })
@@ -232,6 +241,7 @@ pub fn run(
             .begin("streaming", total_ms, ProgressUnit::Millis);
         let mut last = Instant::now();
         let mut failure = None;
+        let idle = &mut idle;
         while !finished.load(Ordering::Acquire) {
             if ctl.cancelled() {
                 stop.store(true, Ordering::Relaxed);
@@ -241,7 +251,11 @@ pub fn run(
                 if b.planner.in_flight() > 0 {
                     b.reap(tracks)
                 } else {
+                    // Nothing in flight and nothing to plan: the time until the next tick is
+                    // capacity the device had to spare.
+                    let t0 = started.elapsed().as_nanos() as u64;
                     std::thread::park_timeout(Duration::from_nanos(period_ns));
+                    idle.add(t0, started.elapsed().as_nanos() as u64);
                     Ok(())
                 }
             }) {
@@ -298,9 +312,14 @@ pub fn run(
         spec,
         &tracks,
         tr.tick,
-        locate.as_nanos() as u64,
-        ran.as_nanos() as u64,
-        tr.interrupted,
+        super::RunEnd {
+            locate_ns: locate.as_nanos() as u64,
+            ran_ns: ran.as_nanos() as u64,
+            interrupted: tr.interrupted,
+            stopped_early: tr.stopped_early,
+            idle: &idle,
+            simulated: false,
+        },
     );
     out.read_bytes = b.read_bytes;
     out.written_bytes = b.written_bytes;

@@ -45,10 +45,11 @@ impl Ring {
         }
     }
 
-    /// The bytes a ring of `seconds` at `bytes_per_second` holds with chunks of `chunk`.
-    pub fn capacity_for(seconds: f64, bytes_per_second: u64, chunk: u64) -> u64 {
+    /// The bytes a ring of `seconds` at `bytes_per_second` holds with chunks of `chunk`: whole
+    /// chunks, and never fewer than `min_chunks` (at least two: one being read while one plays).
+    pub fn capacity_for(seconds: f64, bytes_per_second: u64, chunk: u64, min_chunks: u64) -> u64 {
         let want = (seconds * bytes_per_second as f64).ceil() as u64;
-        want.div_ceil(chunk).max(2) * chunk
+        want.div_ceil(chunk).max(min_chunks.max(2)) * chunk
     }
 
     pub fn capacity(&self) -> u64 {
@@ -190,8 +191,10 @@ mod tests {
 
     #[test]
     fn capacity_rounds_to_chunks_with_two_at_least() {
-        assert_eq!(Ring::capacity_for(2.0, 144_000, 262_144), 2 * 262_144);
-        assert_eq!(Ring::capacity_for(10.0, 144_000, 262_144), 6 * 262_144);
+        assert_eq!(Ring::capacity_for(2.0, 144_000, 262_144, 2), 2 * 262_144);
+        assert_eq!(Ring::capacity_for(2.0, 144_000, 262_144, 4), 4 * 262_144);
+        assert_eq!(Ring::capacity_for(10.0, 144_000, 262_144, 4), 6 * 262_144);
+        assert_eq!(Ring::capacity_for(0.001, 144_000, 4096, 0), 2 * 4096);
         assert_eq!(Ring::new(1, 4096, false).capacity(), 8192);
     }
 

@@ -6,6 +6,7 @@
 
 use super::butler::{Planner, Request};
 use super::ring::Ring;
+use super::telemetry::IdleLog;
 use super::tick::Tick;
 use super::{Direction, StreamOutcome, StreamSpec, Track, stagger};
 use crate::error::{Error, Result};
@@ -340,9 +341,11 @@ pub fn simulate(
     let period_ns = spec.period_ns();
     let total = spec.ticks();
     let mut tick = Tick::new(spec.period_bytes(), period_ns, total);
+    let mut idle = IdleLog::new(total * period_ns);
     let t0 = now;
     let mut k = 0u64;
     let mut interrupted = false;
+    let mut stopped_early = false;
     while k < total {
         planner.tick_seen(k);
         issue(
@@ -377,9 +380,17 @@ pub fn simulate(
                 planner.complete(&tracks, &r);
             }
             _ => {
+                if heap.is_empty() {
+                    // Nothing in flight, nothing planned: idle until the tick.
+                    idle.add(now - t0, next_tick - t0);
+                }
                 now = next_tick;
                 tick.run(&tracks, now - t0);
                 k += 1;
+                if spec.stop_early && super::cannot_pass(spec, &tick) {
+                    stopped_early = true;
+                    break;
+                }
                 if k.is_multiple_of(1024) && cancel.load(Ordering::Relaxed) {
                     interrupted = true;
                     break;
@@ -387,7 +398,19 @@ pub fn simulate(
             }
         }
     }
-    let mut out = super::assemble(spec, &tracks, tick, locate_ns, now - t0, interrupted);
+    let mut out = super::assemble(
+        spec,
+        &tracks,
+        tick,
+        super::RunEnd {
+            locate_ns,
+            ran_ns: now - t0,
+            interrupted,
+            stopped_early,
+            idle: &idle,
+            simulated: true,
+        },
+    );
     out.simulated = true;
     out.read_bytes = read_bytes;
     out.written_bytes = written_bytes;
@@ -419,6 +442,7 @@ mod tests {
             stagger: false,
             prealloc: false,
             locate_queue_depth: None,
+            stop_early: false,
         }
     }
 
@@ -436,6 +460,7 @@ mod tests {
                 verdict: o.verdict,
                 worst_headroom_pct: o.worst_headroom_pct,
                 xruns: o.xruns(),
+                estimate: None,
             }))
         })
         .unwrap();
@@ -468,12 +493,79 @@ mod tests {
         );
     }
 
+    /// A search with probes as long as a real search plans them (one ring plus four refill
+    /// cycles), so that the rings alone would carry any count through most of each probe.
+    fn short_probe_search(base: &StreamSpec, m: &DeviceModel) -> u32 {
+        let no = AtomicBool::new(false);
+        let mut base = base.clone();
+        base.duration_ns =
+            ((crate::stream::min_run_s(&base) + crate::stream::refill_cycle_s(&base) + 0.3) * 1e9)
+                as u64;
+        base.stop_early = true;
+        let c = find_max(50, 2000, 0.02, |n, _| {
+            let mut s = base.clone();
+            s.play_tracks = n;
+            let o = simulate(&s, m, &no)?;
+            assert_ne!(
+                o.verdict,
+                Verdict::TooShort,
+                "probes are planned long enough"
+            );
+            Ok(Some(ProbeResult {
+                verdict: o.verdict,
+                worst_headroom_pct: o.worst_headroom_pct,
+                xruns: o.xruns(),
+                estimate: None,
+            }))
+        })
+        .unwrap();
+        c.answer
+    }
+
+    #[test]
+    fn never_above_the_bound_whatever_the_ring_size() {
+        // 14.4 MB/s carries exactly 100 tracks. Rings of 0.4 s to 20 s hold far more than a
+        // short probe consumes beyond what the device brings: only the butler's idle time can
+        // tell a count above the bound from one below it.
+        let m = model("bw=14400000");
+        for (buffer_s, chunk) in [(0.4, 16 << 10), (7.0, 256 << 10), (20.0, 64 << 10)] {
+            let base = spec(1, 0, chunk, buffer_s, 1);
+            let found = short_probe_search(&base, &m);
+            assert!(
+                (90..=100).contains(&found),
+                "buffer {buffer_s} s, chunk {chunk}: found {found}, bound 100"
+            );
+        }
+    }
+
+    #[test]
+    fn a_run_the_rings_alone_could_carry_is_too_short_never_a_pass() {
+        // 7 s rings (the over-estimate seen on a real device: 2.3 times the bound passed) and
+        // a 6 s run: even at twice what the device carries, nothing runs dry.
+        let m = model("bw=14400000");
+        let no = AtomicBool::new(false);
+        let mut s = spec(200, 0, 256 << 10, 7.0, 6);
+        let o = simulate(&s, &m, &no).unwrap();
+        assert_eq!(o.xruns(), 0);
+        assert_eq!(o.verdict, Verdict::TooShort, "{:?}", o.shortcoming);
+        // Long enough to tell: above the bound, the butler has nothing to spare.
+        s.duration_ns = ((crate::stream::min_run_s(&s) + 1.0) * 1e9) as u64;
+        let o = simulate(&s, &m, &no).unwrap();
+        assert_ne!(o.verdict, Verdict::Pass);
+        // A 1 B/s device: a locate of days, then a 1 s run that proves nothing.
+        let s = spec(1, 0, 16 << 10, 0.4, 1);
+        let o = simulate(&s, &model("bw=1,iops=1,lat=1h"), &no).unwrap();
+        assert_ne!(o.verdict, Verdict::Pass);
+    }
+
     #[test]
     fn a_stalled_request_underruns_exactly_when_the_ring_runs_dry() {
         // One track; chunk = 64 periods of 768 bytes; ring = 2 chunks; each read takes 1 ms.
         let chunk = 64 * 768;
         let mut s = spec(1, 0, chunk, 0.1, 4);
         s.policy.read_round_bytes = 4096;
+        // A program's geometry: two chunks, one read while one plays.
+        s.policy.min_ring_chunks = 2;
         let period = s.period_ns(); // 5,333,333 ns
         assert_eq!(s.ring_bytes(), 2 * chunk);
         // Locate reads two chunks (2 ms); refills are issued after ticks 63, 127, ... The stall

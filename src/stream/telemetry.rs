@@ -76,6 +76,57 @@ impl FillSeries {
     }
 }
 
+/// When the butler had nothing to do (no request in flight and no ring needing one), in
+/// fixed-size time buckets allocated before the run: the positive evidence that a device had
+/// capacity to spare. A serial butler that is never idle is a device running at its limit,
+/// whether or not the rings have drained far enough yet to show it.
+pub struct IdleLog {
+    bucket_ns: u64,
+    idle_ns: Vec<u64>,
+}
+
+/// Most buckets an idle log keeps.
+const IDLE_BUCKETS_MAX: u64 = 1 << 17;
+
+impl IdleLog {
+    /// A log for a run of about `total_ns`; buckets of 1 ms or more.
+    pub fn new(total_ns: u64) -> IdleLog {
+        let bucket_ns = total_ns.div_ceil(IDLE_BUCKETS_MAX).max(1_000_000);
+        IdleLog {
+            bucket_ns,
+            idle_ns: vec![0; (total_ns / bucket_ns + 2) as usize],
+        }
+    }
+
+    /// The butler was idle from `from_ns` to `to_ns` (run time). Time past the end of the log
+    /// is booked in its last bucket.
+    pub fn add(&mut self, from_ns: u64, to_ns: u64) {
+        let last = self.idle_ns.len() - 1;
+        let mut t = from_ns;
+        while t < to_ns {
+            let b = (t / self.bucket_ns) as usize;
+            let end = ((b as u64 + 1) * self.bucket_ns).min(to_ns);
+            self.idle_ns[b.min(last)] += end - t;
+            t = end;
+        }
+    }
+
+    /// Share of [from_ns, to_ns) the butler was idle, 0..=1; partial buckets count pro rata.
+    pub fn share(&self, from_ns: u64, to_ns: u64) -> f64 {
+        if to_ns <= from_ns {
+            return 0.0;
+        }
+        let mut idle = 0.0;
+        let (first, last) = (from_ns / self.bucket_ns, (to_ns - 1) / self.bucket_ns);
+        for b in first..=last.min(self.idle_ns.len() as u64 - 1) {
+            let (b0, b1) = (b * self.bucket_ns, (b + 1) * self.bucket_ns);
+            let overlap = b1.min(to_ns) - b0.max(from_ns);
+            idle += self.idle_ns[b as usize] as f64 * overlap as f64 / self.bucket_ns as f64;
+        }
+        (idle / (to_ns - from_ns) as f64).clamp(0.0, 1.0)
+    }
+}
+
 /// Whether the butler kept up over the steady part of a run, from the mean headroom's trend.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Sustain {
@@ -192,6 +243,22 @@ mod tests {
     fn too_short_to_judge() {
         let p = series(|_| 75.0, 5_000.0, 25.0);
         assert!(sustain(&p, 3_600.0, 1_800.0, 3.6, 0.2).is_none());
+    }
+
+    #[test]
+    fn idle_share_over_any_window() {
+        let mut l = IdleLog::new(10_000_000_000);
+        // Idle for the second half of every 100 ms.
+        for k in 0..100u64 {
+            l.add(k * 100_000_000 + 50_000_000, (k + 1) * 100_000_000);
+        }
+        assert!((l.share(0, 10_000_000_000) - 0.5).abs() < 1e-9);
+        assert!((l.share(2_000_000_000, 5_000_000_000) - 0.5).abs() < 1e-9);
+        assert!((l.share(50_000_000, 100_000_000) - 1.0).abs() < 1e-9);
+        assert_eq!(l.share(0, 50_000_000), 0.0);
+        // Past the end: booked, never out of bounds.
+        l.add(20_000_000_000, 21_000_000_000);
+        assert!(l.share(0, 30_000_000_000) > 0.0);
     }
 
     #[test]

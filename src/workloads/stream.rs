@@ -15,8 +15,7 @@ use crate::result::{Metric, RunRow, Section, metric};
 use crate::stream::real::StreamFile;
 use crate::stream::sim::{DeviceModel, simulate};
 use crate::stream::{
-    ButlerMode, Policy, SHORTFALL_LIMIT_PCT, StreamOutcome, StreamSpec, Verdict, real,
-    sustain_min_s,
+    ButlerMode, Policy, Shortcoming, StreamOutcome, StreamSpec, Verdict, min_run_s, real,
 };
 use crate::units::fmt_size;
 use serde::Serialize;
@@ -49,6 +48,8 @@ pub struct Streaming {
     pub compare_parallel: Option<u32>,
     /// Read recorded files back and check every tag.
     pub verify: bool,
+    /// The user asked for the ring length (`--buffer`): say so where the ring had to be larger.
+    pub buffer_asked: bool,
 }
 
 /// Reads in flight while a search's probe prefills its rings.
@@ -301,14 +302,17 @@ impl Streaming {
         find_max(first, limit, tolerance, |n, _confirm| {
             let mut s = base.clone();
             (s.play_tracks, s.record_tracks) = counts(n);
-            // A probe's locate time is not reported: prefill quickly.
+            // A probe's locate time is not reported: prefill quickly. A probe that can no longer
+            // pass stops at once.
             s.locate_queue_depth = Some(LOCATE_QUEUE_DEPTH);
+            s.stop_early = true;
             match self.one(env, &s) {
                 Ok(o) if o.interrupted => Ok(None),
                 Ok(o) => Ok(Some(ProbeResult {
                     verdict: o.verdict,
                     worst_headroom_pct: o.worst_headroom_pct,
                     xruns: o.xruns(),
+                    estimate: o.capacity_estimate().map(|share| share * f64::from(n)),
                 })),
                 Err(Error::Interrupted) => Ok(None),
                 Err(e) => Err(e),
@@ -377,6 +381,9 @@ fn outcome_metrics(o: &StreamOutcome) -> Vec<Metric> {
     if let Some(s) = &o.sustain {
         m.push(metric("shortfall_pct", "%", s.shortfall_pct));
     }
+    if let Some(i) = o.butler_idle_pct {
+        m.push(metric("butler_idle_pct", "%", i));
+    }
     if let Some(l) = &o.read_latency {
         m.push(metric("read_latency_us_p99", "µs", l.p99_us));
     }
@@ -396,10 +403,56 @@ fn outcome_metrics(o: &StreamOutcome) -> Vec<Metric> {
 }
 
 fn verdict_word(v: Verdict) -> &'static str {
-    match v {
-        Verdict::Pass => "PASS",
-        Verdict::Marginal => "MARGINAL",
-        Verdict::Fail => "FAIL",
+    v.word()
+}
+
+/// A run's shortcoming in words.
+fn shortcoming_note(s: &Shortcoming, o: &StreamOutcome) -> String {
+    match *s {
+        Shortcoming::Xruns { count } => format!(
+            "{count} xrun(s): a ring ran dry (playback) or full (capture){}",
+            o.first_xrun_ms.map_or(String::new(), |t| format!(
+                ", the first {t:.0} ms into the run"
+            ))
+        ),
+        Shortcoming::BelowMargin {
+            worst_pct,
+            margin_pct,
+        } => format!(
+            "a ring fell to {worst_pct:.1}% of its capacity, below the {margin_pct:.0}% margin: no xrun, but too close to call safe"
+        ),
+        Shortcoming::Draining { shortfall_pct } => format!(
+            "the butler brought {shortfall_pct:.1}% less audio than the tracks used{}: the rings are draining, so the run counts as marginal even where no ring reached the margin yet",
+            o.sustain
+                .and_then(|su| su.margin_in_s)
+                .map_or(String::new(), |m| format!(
+                    " (the average ring would reach the margin about {m:.0} s in)"
+                ))
+        ),
+        Shortcoming::NoSpareCapacity {
+            idle_pct,
+            needed_pct,
+        } => format!(
+            "the butler was idle only {idle_pct:.2}% of the steady part of the run (a pass needs {needed_pct}%): the device ran at its limit with nothing to spare, so this count is at or above what it sustains, even where the rings had not drained far yet"
+        ),
+        Shortcoming::TooShort { ran_s, needed_s } => format!(
+            "too short to tell: the run lasted {ran_s:.1} s, and the prefilled rings alone could carry that; a run can pass only after one ring's length plus three refill cycles ({needed_s:.1} s): use --duration {}s or more",
+            (needed_s + 1.0).ceil()
+        ),
+    }
+}
+
+/// How long each run lasts when `--duration` is not given: a search's probes as long as it
+/// takes to tell (one ring, then the refill cycles that measure the butler's spare time, with a
+/// cycle and a little scheduling to spare) and no longer; a single run at least 10 s. Simulated
+/// probes cost no wall time: they run long enough for a small drain to show.
+pub fn planned_duration_s(spec: &StreamSpec, find_max: bool, simulated: bool) -> f64 {
+    let min = min_run_s(spec);
+    let cycle = crate::stream::refill_cycle_s(spec);
+    match (find_max, simulated) {
+        (true, true) => (40.0 * spec.ring_s()).max(120.0).max(min + 2.0 * cycle),
+        (true, false) => min + cycle + 0.3,
+        (false, _) => (min + cycle + 1.0).max(10.0),
     }
 }
 
@@ -447,7 +500,7 @@ impl Workload for Streaming {
             s.butler,
             fmt_size(s.policy.chunk_bytes),
             fmt_size(s.ring_bytes()),
-            s.policy.buffer_s,
+            s.ring_s(),
             s.period_frames,
             match &self.device {
                 Some(m) => format!(", simulated device {}", m.name),
@@ -480,11 +533,12 @@ impl Workload for Streaming {
                 self.spec.policy.profile
             ));
         }
-        let ring_s = self.spec.ring_bytes() as f64 / self.spec.format.bytes_per_second() as f64;
-        if !self.find_max && (self.spec.duration_ns as f64 / 1e9) < 2.0 * ring_s {
+        if let Some((asked_s, min_chunks)) = self.spec.ring_raised().filter(|_| self.buffer_asked) {
             out.notes.push(format!(
-                "each run lasts less than two rings ({ring_s:.1} s each): the disk is barely asked for a steady refill; use --duration {:.0}s or more to see the steady state",
-                (2.0 * ring_s).ceil()
+                "--buffer {asked_s}s was raised: a ring of this engine holds at least {min_chunks} chunks of {}, so each ring holds {} = {:.2} s",
+                fmt_size(self.spec.policy.chunk_bytes),
+                fmt_size(self.spec.ring_bytes()),
+                self.spec.ring_s()
             ));
         }
         if !self.find_max {
@@ -504,26 +558,18 @@ impl Workload for Streaming {
                     ));
                 }
             }
-            match &o.sustain {
-                Some(su) if su.shortfall_pct > SHORTFALL_LIMIT_PCT => out.notes.push(format!(
-                    "from {:.1} s to {:.1} s the butler brought {:.1}% less audio than the tracks used{}: the rings are draining, so the run counts as marginal even where no ring reached the margin yet",
-                    su.from_ms / 1000.0,
-                    su.to_ms / 1000.0,
-                    su.shortfall_pct,
-                    su.margin_in_s.map_or(String::new(), |m| format!(
-                        " (the average ring would reach the margin about {m:.0} s in)"
-                    ))
-                )),
-                Some(_) => {}
-                None if o.verdict != Verdict::Fail => out.notes.push(format!(
-                    "too short to judge whether the butler keeps up in the long run (that needs a ring's length plus two refill cycles, {:.1} s): use a longer --duration",
-                    sustain_min_s(&spec)
-                )),
-                None => {}
+            if let Some(sc) = &o.shortcoming {
+                out.notes.push(shortcoming_note(sc, &o));
+            } else if let Some(i) = o.butler_idle_pct {
+                out.notes.push(format!(
+                    "the butler was idle {i:.1}% of the steady part of the run: the device had that much to spare"
+                ));
             }
-            if let Some(t) = o.first_xrun_ms {
-                out.notes
-                    .push(format!("first xrun at {:.0} ms into the run", t));
+            if o.stopped_early {
+                out.notes.push(format!(
+                    "stopped after {:.1} s, as soon as the run could no longer pass",
+                    o.ran_ms / 1000.0
+                ));
             }
             out.interrupted = o.interrupted;
             out.rows.push(RunRow {
@@ -707,17 +753,12 @@ impl Workload for Streaming {
                 }
             }
         }
-        if self.device.is_none() {
-            n.push(format!(
-                "each probe ran {:.1} s: long enough for the first refill wave{}; a disk only slightly too slow for a count may show it only in longer runs (--duration)",
-                self.spec.duration_ns as f64 / 1e9,
-                if self.spec.stagger {
-                    " and a few rounds of staggered refills"
-                } else {
-                    " of tracks starting in phase"
-                }
-            ));
-        }
+        n.push(format!(
+            "each probe ran up to {:.1} s: a count passes only after one ring ({:.2} s) and three refill cycles, with no xrun, no ring below the margin, no drain, and the butler idle at least {}% of the time (spare capacity measured, not assumed); a probe that could no longer pass stopped at once",
+            self.spec.duration_ns as f64 / 1e9,
+            self.spec.ring_s(),
+            crate::stream::spare_min_pct(self.device.is_some())
+        ));
         if self.compare_parallel.is_none()
             && self.spec.butler == ButlerMode::Serial
             && self.kind != StreamKind::Hdr
