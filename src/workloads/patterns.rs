@@ -115,6 +115,7 @@ pub struct RoundRobin {
     cursors: Vec<(u64, u64, u64)>, // start, end, at
     next: usize,
     bs: u32,
+    kind: OpKind,
 }
 
 impl RoundRobin {
@@ -124,7 +125,15 @@ impl RoundRobin {
             cursors: ranges.iter().map(|&(s, e)| (s, e, s)).collect(),
             next: 0,
             bs,
+            kind: OpKind::Read,
         }
+    }
+
+    /// The same walk writing (N record tracks flushed by a serial disk thread); the driver fills
+    /// each block with the content that belongs there, so files of ours stay valid.
+    pub fn writing(mut self) -> Self {
+        self.kind = OpKind::Write;
+        self
     }
 }
 
@@ -140,7 +149,7 @@ impl Pattern for RoundRobin {
             return None; // file smaller than one block
         }
         let op = OpSpec {
-            kind: OpKind::Read,
+            kind: self.kind,
             file: file as u32,
             offset: *at,
             len: self.bs,

@@ -180,24 +180,32 @@ impl Streaming {
         Ok(outcome)
     }
 
-    /// What short reads suggest before a search, in tracks: a multi-file round robin at the chunk
-    /// size (serially, and queued when a parallel butler is involved) for the first guesses, and
-    /// a sequential read for the naive count.
+    /// What short transfers suggest before a search: a multi-file round robin at the chunk size
+    /// (serially, and queued when a parallel butler is involved) for the first guesses, and a
+    /// sequential transfer at 1 MiB for the naive count; reads where the search plays, writes
+    /// where it records.
     fn estimates(&self, env: &mut Env<'_>) -> Result<Estimates> {
         let spec = &self.spec;
-        let rate = spec.format.bytes_per_second() as f64;
         let chunk = spec.policy.chunk_bytes;
+        let rate = spec.format.bytes_per_second() as f64;
         if let Some(m) = &self.device {
+            // The model serves reads and writes alike.
             let spacing = self.play_len(spec) + 4096;
             let rr = chunk as f64 / (m.occupancy_ns(chunk, Some(spacing)) as f64 / 1e9);
             let seq = (1u64 << 20) as f64 / (m.occupancy_ns(1 << 20, None) as f64 / 1e9);
+            let both = |x: f64| Rates { read: x, write: x };
             return Ok(Estimates {
-                serial_tracks: rr / rate,
-                parallel_tracks: rr / rate,
-                naive_tracks: seq / rate,
+                own: both(rr),
+                parallel: both(rr),
+                seq: both(seq),
+                track_rate: rate,
                 notes: Vec::new(),
             });
         }
+        let (reads, writes) = (
+            self.kind != StreamKind::Record,
+            self.kind != StreamKind::Play,
+        );
         let files = 64usize;
         let (format, direct) = (spec.format, spec.policy.direct);
         let play_len = self.play_len(spec);
@@ -212,7 +220,7 @@ impl Streaming {
             bytes: None,
         };
         let saved = env.io;
-        let round_robin = |env: &mut Env<'_>, qd: u32| -> Result<f64> {
+        let round_robin = |env: &mut Env<'_>, qd: u32, kind: OpKind| -> Result<f64> {
             env.io = crate::io::IoSettings {
                 backend: if qd > 1 {
                     BackendKind::Uring
@@ -223,53 +231,120 @@ impl Streaming {
                 cached: !direct,
             };
             let mut rr = RoundRobin::new(&ranges, chunk as u32);
-            let label = format!("first guess: {files} files round robin, {qd} in flight");
+            if kind == OpKind::Write {
+                rr = rr.writing();
+            }
+            let label = format!(
+                "first guess: {files} files {} round robin, {qd} in flight",
+                if kind == OpKind::Read {
+                    "read"
+                } else {
+                    "written"
+                }
+            );
             let r = env.drive(&refs, &mut rr, chunk as u32, lim, &label);
             env.io = saved;
             let s = r?;
             Ok(crate::units::mb_per_s(s.bytes(), s.elapsed) * 1e6)
         };
-        let serial = round_robin(env, 1)?;
+        let both = |env: &mut Env<'_>, qd: u32| -> Result<Rates> {
+            Ok(Rates {
+                read: if reads {
+                    round_robin(env, qd, OpKind::Read)?
+                } else {
+                    0.0
+                },
+                write: if writes {
+                    round_robin(env, qd, OpKind::Write)?
+                } else {
+                    0.0
+                },
+            })
+        };
+        let serial = both(env, 1)?;
         let parallel_qd = match spec.butler {
             ButlerMode::Parallel(q) => Some(q),
             ButlerMode::Serial => self.compare_parallel,
         };
         let parallel = match parallel_qd {
-            Some(q) => round_robin(env, q)?,
+            Some(q) => both(env, q)?,
             None => serial,
         };
-        let mut seq = Sequential::new(OpKind::Read, 0, span.start, span.end, 1 << 20, true);
-        let s = env.drive(&[&span], &mut seq, 1 << 20, lim, "sequential rate")?;
-        let seq_rate = crate::units::mb_per_s(s.bytes(), s.elapsed) * 1e6;
-        let mut notes = vec![format!(
-            "first guess from {files} files read round robin at {}: {:.0} MB/s; sequential read at 1M: {:.0} MB/s",
-            fmt_size(chunk),
-            serial / 1e6,
-            seq_rate / 1e6
-        )];
-        if let Some(q) = parallel_qd {
+        let seq_rate = |env: &mut Env<'_>, kind: OpKind| -> Result<f64> {
+            let mut p = Sequential::new(kind, 0, span.start, span.end, 1 << 20, true);
+            let label = if kind == OpKind::Read {
+                "sequential read rate"
+            } else {
+                "sequential write rate"
+            };
+            let s = env.drive(&[&span], &mut p, 1 << 20, lim, label)?;
+            Ok(crate::units::mb_per_s(s.bytes(), s.elapsed) * 1e6)
+        };
+        let seq = Rates {
+            read: if reads {
+                seq_rate(env, OpKind::Read)?
+            } else {
+                0.0
+            },
+            write: if writes {
+                seq_rate(env, OpKind::Write)?
+            } else {
+                0.0
+            },
+        };
+        let mut notes = Vec::new();
+        let mb = |x: f64| x / 1e6;
+        if reads {
             notes.push(format!(
-                "the same with {q} reads in flight: {:.0} MB/s",
-                parallel / 1e6
+                "first guess from {files} files read round robin at {}: {:.0} MB/s; sequential read at 1M: {:.0} MB/s",
+                fmt_size(chunk),
+                mb(serial.read),
+                mb(seq.read)
             ));
         }
-        // Scattered chunk reads that beat a sequential read came from a cache (files just
+        if writes {
+            notes.push(format!(
+                "first guess from {files} files written round robin at {}: {:.0} MB/s; sequential write at 1M: {:.0} MB/s",
+                fmt_size(chunk),
+                mb(serial.write),
+                mb(seq.write)
+            ));
+        }
+        if let Some(q) = parallel_qd {
+            notes.push(format!(
+                "the same with {q} requests in flight: {}",
+                [
+                    (reads, "read", parallel.read),
+                    (writes, "write", parallel.write)
+                ]
+                .iter()
+                .filter(|x| x.0)
+                .map(|x| format!("{} {:.0} MB/s", x.1, mb(x.2)))
+                .collect::<Vec<_>>()
+                .join(", ")
+            ));
+        }
+        // Scattered chunk transfers that beat a sequential one came from a cache (files just
         // written sit in the host's or the drive's cache): guess from the sequential rate then.
-        if serial > seq_rate {
+        if (reads && serial.read > seq.read) || (writes && serial.write > seq.write) {
             notes.push(
-                "the round robin beat the sequential read (a cache answered): the search starts from the sequential rate".into(),
+                "the round robin beat the sequential transfer (a cache answered): the search starts from the sequential rate".into(),
             );
         }
-        let serial = serial.min(seq_rate);
+        let serial = Rates {
+            read: serial.read.min(seq.read),
+            write: serial.write.min(seq.write),
+        };
         let own = if spec.butler == ButlerMode::Serial {
             serial
         } else {
             parallel
         };
         Ok(Estimates {
-            serial_tracks: own / rate,
-            parallel_tracks: parallel / rate,
-            naive_tracks: seq_rate / rate,
+            own,
+            parallel,
+            seq,
+            track_rate: rate,
             notes,
         })
     }
@@ -456,12 +531,40 @@ pub fn planned_duration_s(spec: &StreamSpec, find_max: bool, simulated: bool) ->
     }
 }
 
-/// What the short reads before a search suggest, in tracks.
+/// Bytes per second a device moved, each way.
+#[derive(Debug, Clone, Copy)]
+struct Rates {
+    read: f64,
+    write: f64,
+}
+
+/// What the short transfers before a search suggest.
 struct Estimates {
-    serial_tracks: f64,
-    parallel_tracks: f64,
-    naive_tracks: f64,
+    /// Round robin at the chunk size with the butler's own queue depth.
+    own: Rates,
+    /// The same with a parallel butler's queue depth.
+    parallel: Rates,
+    /// Sequential at 1 MiB: the naive count.
+    seq: Rates,
+    track_rate: f64,
     notes: Vec<String>,
+}
+
+impl Estimates {
+    /// Tracks in all that `r` carries for a search of `kind` with `ratio` record tracks per
+    /// playback track (hdr): each second, N playback tracks cost N·rate/read and M record
+    /// tracks M·rate/write of the device's time.
+    fn tracks(&self, r: Rates, kind: StreamKind, ratio: f64) -> f64 {
+        let t = self.track_rate;
+        match kind {
+            StreamKind::Play => r.read / t,
+            StreamKind::Record => r.write / t,
+            StreamKind::Hdr => {
+                let per_play_s = t / r.read.max(1.0) + ratio * t / r.write.max(1.0);
+                (1.0 + ratio) / per_play_s
+            }
+        }
+    }
 }
 
 #[derive(Serialize)]
@@ -581,7 +684,7 @@ impl Workload for Streaming {
         }
 
         let est = self.estimates(env)?;
-        let naive = est.naive_tracks;
+        let naive = est.tracks(est.seq, self.kind, 0.0);
         out.notes.extend(est.notes.iter().cloned());
         let mut reports = Vec::new();
         let ratios: Vec<f64> = match self.kind {
@@ -617,13 +720,19 @@ impl Workload for Streaming {
             // The main answer is searched to 2%; the comparisons, which show a gap, to 15%. A
             // parallel butler starts above the serial answer: it rarely does worse.
             let (start_guess, tolerance) = match (i, spec.butler) {
-                (0, _) => (wave_bound(&spec, est.serial_tracks) * 0.95, 0.02),
+                (0, _) => (
+                    wave_bound(&spec, est.tracks(est.own, self.kind, ratio)) * 0.95,
+                    0.02,
+                ),
                 (_, ButlerMode::Parallel(_)) => (
-                    (wave_bound(&spec, est.parallel_tracks) * 0.95)
+                    (wave_bound(&spec, est.tracks(est.parallel, self.kind, ratio)) * 0.95)
                         .max(f64::from(main_answer) * 1.25),
                     0.15,
                 ),
-                _ => (wave_bound(&spec, est.serial_tracks) * 0.95, 0.15),
+                _ => (
+                    wave_bound(&spec, est.tracks(est.own, self.kind, ratio)) * 0.95,
+                    0.15,
+                ),
             };
             let cap = self.search(env, &spec, ratio, start_guess, tolerance)?;
             let (p, r) = match self.kind {
@@ -633,6 +742,7 @@ impl Workload for Streaming {
             };
             let at_answer = cap.probes.iter().rev().find(|pr| pr.count == cap.answer);
             let per = 1.0 + ratio;
+            let naive = est.tracks(est.seq, self.kind, ratio);
             let mut metrics = vec![metric("tracks", "tracks", f64::from(p + r))];
             if self.kind == StreamKind::Hdr {
                 metrics.push(metric("play_tracks", "tracks", f64::from(p)));
@@ -715,8 +825,14 @@ impl Workload for Streaming {
         out.extra = Some(serde_json::json!({
             "wave_share": wave_share,
             "naive_tracks": naive,
-            "first_guess_tracks": est.serial_tracks,
-            "first_guess_parallel_tracks": est.parallel_tracks,
+            "first_guess_tracks": est.tracks(est.own, self.kind, 0.0),
+            "first_guess_parallel_tracks": est.tracks(est.parallel, self.kind, 0.0),
+            "rates_bytes_per_s": {
+                "round_robin_read": est.own.read,
+                "round_robin_write": est.own.write,
+                "sequential_read": est.seq.read,
+                "sequential_write": est.seq.write,
+            },
             "searches": reports,
         }));
         Ok(out)
@@ -739,7 +855,8 @@ impl Workload for Streaming {
                 .map_or(0.0, |f| f.spread.median);
             if naive > 0.0 && self.kind != StreamKind::Hdr {
                 n.push(format!(
-                    "{tracks:.0} tracks hold in real time; the sequential rate alone would promise {naive:.0} ({:.0}% of that)",
+                    "{tracks:.0} tracks hold in real time; the sequential {} rate alone would promise {naive:.0} ({:.0}% of that)",
+                    if self.kind == StreamKind::Record { "write" } else { "read" },
                     100.0 * tracks / naive
                 ));
             }
