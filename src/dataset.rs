@@ -30,7 +30,32 @@ pub struct Span {
     pub direct_refused: bool,
 }
 
+/// Advises the kernel to drop the clean cached pages of `len` bytes at `offset` (0: to the end).
+pub fn drop_pages(file: &File, offset: u64, len: u64) {
+    use std::os::fd::AsRawFd;
+    // SAFETY: a valid descriptor; advice only, its failure changes nothing that matters here.
+    unsafe {
+        libc::posix_fadvise(
+            file.as_raw_fd(),
+            offset as libc::off_t,
+            len as libc::off_t,
+            libc::POSIX_FADV_DONTNEED,
+        )
+    };
+}
+
 impl Span {
+    /// Takes the file out of the page cache: written back first (advice does not drop dirty
+    /// pages), then dropped, so the next read comes from the device — as a session's takes do
+    /// when it opens, long after they were recorded.
+    pub fn drop_cached(&self) -> Result<()> {
+        self.file
+            .sync_data()
+            .map_err(|e| Error::io(format!("cannot write back {}", self.path.display()), e))?;
+        drop_pages(&self.file, 0, 0);
+        Ok(())
+    }
+
     /// One of trackbench's WAV files, opened as `o`: its audio from `DATA_OFFSET` to `end`.
     pub fn media(path: PathBuf, o: io::Opened, end: u64, content_id: u32) -> Span {
         Span {

@@ -43,6 +43,18 @@ pub struct DeviceInfo {
     pub size_bytes: Option<u64>,
 }
 
+impl DeviceInfo {
+    /// Bytes the kernel has read from the target's partition (or whole disk) since boot, from
+    /// its block-layer counters (`/sys/class/block/NAME/stat`, sectors of 512 bytes): what the
+    /// device itself delivered, read-ahead included, whatever the page cache made of it.
+    pub fn bytes_read(&self) -> Option<u64> {
+        let name = self.partition.as_deref().unwrap_or(&self.name);
+        let stat = std::fs::read_to_string(format!("/sys/class/block/{name}/stat")).ok()?;
+        let sectors: u64 = stat.split_whitespace().nth(2)?.parse().ok()?;
+        Some(sectors * 512)
+    }
+}
+
 /// Everything recorded about a target.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TargetInfo {

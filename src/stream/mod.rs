@@ -356,6 +356,13 @@ pub struct StreamOutcome {
     pub stopped_early: bool,
     pub read_bytes: u64,
     pub written_bytes: u64,
+    /// Bytes the playback tracks played (after the locate).
+    #[serde(default)]
+    pub played_bytes: u64,
+    /// Bytes the target's block device read meanwhile, from its own counters (real runs where
+    /// the device is known; other readers of the same device count too).
+    #[serde(default)]
+    pub device_read_bytes: Option<u64>,
     pub read_latency: Option<LatencySummary>,
     pub write_latency: Option<LatencySummary>,
     /// The audio tick's wake-up lateness (real runs).
@@ -378,6 +385,14 @@ pub struct StreamOutcome {
 impl StreamOutcome {
     pub fn xruns(&self) -> u64 {
         self.underruns + self.overruns
+    }
+
+    /// What the device read per byte the tracks played: above 1 where read-ahead fetched what
+    /// was not played (or was played from RAM later), below 1 where the page cache served it.
+    pub fn read_amplification(&self) -> Option<f64> {
+        self.device_read_bytes
+            .filter(|_| self.played_bytes > 0)
+            .map(|d| d as f64 / self.played_bytes as f64)
     }
 
     /// What the device carries, as a share of this run's tracks, where the run can tell: a run
@@ -613,6 +628,8 @@ pub(crate) fn assemble(
         stopped_early,
         read_bytes: 0,
         written_bytes: 0,
+        played_bytes: 0,
+        device_read_bytes: None,
         read_latency: None,
         write_latency: None,
         tick_lateness: None,

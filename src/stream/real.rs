@@ -96,6 +96,7 @@ pub fn run(
     spec: &StreamSpec,
     play: &[StreamFile<'_>],
     record: &[StreamFile<'_>],
+    device: Option<&crate::target::DeviceInfo>,
     ctl: &Control<'_>,
 ) -> Result<(StreamOutcome, Vec<u64>)> {
     spec.validate()?;
@@ -132,7 +133,14 @@ pub fn run(
     };
     let mut backend = io.build(&files, 4096)?;
     let qd = spec.butler.queue_depth();
-    let mut b = Butler::new(&spec.policy, tracks.len(), qd, backend.as_mut(), &paths);
+    let mut b = Butler::new(
+        &spec.policy,
+        tracks.len(),
+        qd,
+        backend.as_mut(),
+        &paths,
+        &files,
+    );
 
     // Locate: prefill every playback ring before the clock starts.
     let locate_start = Instant::now();
@@ -155,6 +163,7 @@ pub fn run(
                 lq as usize,
                 lbackend.as_mut(),
                 &paths,
+                &files,
             );
             lb.prefill(&tracks, ctl)?;
         }
@@ -167,6 +176,15 @@ pub fn run(
     b.read_lat = LatencyHist::default();
     stagger(spec, &tracks);
     b.planner.invalidate();
+    let played = || -> u64 {
+        tracks
+            .iter()
+            .filter(|t| t.dir == Direction::Play)
+            .map(|t| t.ring.consumed())
+            .sum()
+    };
+    let played0 = played();
+    let device0 = device.and_then(|d| d.bytes_read());
 
     let period_ns = spec.period_ns();
     let total = spec.ticks();
@@ -283,6 +301,11 @@ pub fn run(
         })
     })?;
     let ran = started.elapsed();
+    let device_read = device
+        .and_then(|d| d.bytes_read())
+        .zip(device0)
+        .map(|(b, a)| b.saturating_sub(a));
+    let played_bytes = played() - played0;
     // Finish what is in flight, then write out what the capture rings still hold.
     b.drain(&tracks)?;
     if spec.record_tracks > 0 {
@@ -323,6 +346,8 @@ pub fn run(
     );
     out.read_bytes = b.read_bytes;
     out.written_bytes = b.written_bytes;
+    out.played_bytes = played_bytes;
+    out.device_read_bytes = device_read;
     out.read_latency = (b.read_lat.count() > 0).then(|| b.read_lat.summary());
     out.write_latency = (b.write_lat.count() > 0).then(|| b.write_lat.summary());
     out.tick_lateness = (tr.lateness.count() > 0).then(|| tr.lateness.summary());
@@ -351,6 +376,8 @@ struct Butler<'a, 'b> {
     read_bytes: u64,
     written_bytes: u64,
     paths: &'a [&'a PathBuf],
+    /// Through the page cache: the files, to drop each range once it is read.
+    drop_behind: Option<&'a [&'a File]>,
 }
 
 impl<'a, 'b> Butler<'a, 'b> {
@@ -360,6 +387,7 @@ impl<'a, 'b> Butler<'a, 'b> {
         qd: usize,
         backend: &'b mut dyn IoBackend,
         paths: &'a [&'a PathBuf],
+        files: &'a [&'a File],
     ) -> Self {
         Butler {
             planner: Planner::new(policy.clone(), tracks, qd),
@@ -373,6 +401,10 @@ impl<'a, 'b> Butler<'a, 'b> {
             read_bytes: 0,
             written_bytes: 0,
             paths,
+            // A DAW streams long takes and never reads a byte twice; test files are shorter
+            // and wrap. Dropping what was read keeps the wrapped pass cold, while read-ahead
+            // beyond the read position stays cached, as it does for the program.
+            drop_behind: (!policy.direct).then_some(files),
         }
     }
 
@@ -469,6 +501,9 @@ impl<'a, 'b> Butler<'a, 'b> {
                 OpKind::Read => {
                     self.read_lat.record(now - sent);
                     self.read_bytes += n;
+                    if let Some(files) = self.drop_behind {
+                        crate::dataset::drop_pages(files[r.track as usize], r.file_offset, r.len);
+                    }
                 }
                 OpKind::Write => {
                     self.write_lat.record(now - sent);

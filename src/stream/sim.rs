@@ -337,6 +337,11 @@ pub fn simulate(
     let mut read_bytes = 0u64;
     stagger(spec, &tracks);
     planner.invalidate();
+    let played0: u64 = tracks
+        .iter()
+        .filter(|t| t.dir == Direction::Play)
+        .map(|t| t.ring.consumed())
+        .sum();
 
     let period_ns = spec.period_ns();
     let total = spec.ticks();
@@ -414,6 +419,12 @@ pub fn simulate(
     out.simulated = true;
     out.read_bytes = read_bytes;
     out.written_bytes = written_bytes;
+    out.played_bytes = tracks
+        .iter()
+        .filter(|t| t.dir == Direction::Play)
+        .map(|t| t.ring.consumed())
+        .sum::<u64>()
+        .saturating_sub(played0);
     out.read_latency = (read_lat.count() > 0).then(|| read_lat.summary());
     out.write_latency = (write_lat.count() > 0).then(|| write_lat.summary());
     Ok(out)

@@ -101,10 +101,10 @@ impl Streaming {
             ctl,
         )?;
         if !direct {
+            // Start from a cold page cache, as a session opened after a while would: what was
+            // just laid out (or read by an earlier probe) is written back and dropped.
             for s in &play {
-                // Start from a cold page cache, as a session opened after a while would.
-                // SAFETY: a valid descriptor; advice only.
-                unsafe { libc::posix_fadvise(s.file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+                s.drop_cached()?;
             }
         }
         dd.ensure_space(u64::from(spec.record_tracks) * (rec_len + DATA_OFFSET))?;
@@ -136,7 +136,7 @@ impl Streaming {
         }
         let pf: Vec<_> = play.iter().map(|s| stream_file(s, s.len())).collect();
         let rf: Vec<_> = rec.iter().map(|s| stream_file(s, rec_len)).collect();
-        let (outcome, written) = real::run(spec, &pf, &rf, &env.ctl)?;
+        let (outcome, written) = real::run(spec, &pf, &rf, env.target.device.as_ref(), &env.ctl)?;
         drop(pf);
         drop(rf);
         // Record files become proper WAV files of what was recorded.
@@ -213,6 +213,12 @@ impl Streaming {
         let (play, _) = dataset::ensure_wavs(dd, "play", files, &format, play_len, !direct, ctl)?;
         let (mut span, _) = dataset::ensure_wavs(dd, "span", 1, &format, 256 << 20, false, ctl)?;
         let span = span.remove(0);
+        if !direct {
+            // Just laid out: in the page cache, which would answer the first guess.
+            for s in &play {
+                s.drop_cached()?;
+            }
+        }
         let refs: Vec<&Span> = play.iter().collect();
         let ranges: Vec<_> = play.iter().map(|s| (s.start, s.end)).collect();
         let lim = Limits {
@@ -459,6 +465,9 @@ fn outcome_metrics(o: &StreamOutcome) -> Vec<Metric> {
     if let Some(i) = o.butler_idle_pct {
         m.push(metric("butler_idle_pct", "%", i));
     }
+    if let Some(a) = o.read_amplification() {
+        m.push(metric("read_amplification", "x", a));
+    }
     if let Some(l) = &o.read_latency {
         m.push(metric("read_latency_us_p99", "µs", l.p99_us));
     }
@@ -666,6 +675,18 @@ impl Workload for Streaming {
             } else if let Some(i) = o.butler_idle_pct {
                 out.notes.push(format!(
                     "the butler was idle {i:.1}% of the steady part of the run: the device had that much to spare"
+                ));
+            }
+            if let (Some(d), Some(a)) = (o.device_read_bytes, o.read_amplification()) {
+                out.notes.push(format!(
+                    "the device read {} while the tracks played {}: read amplification {a:.2}x{}",
+                    fmt_size(d),
+                    fmt_size(o.played_bytes),
+                    if spec.policy.direct {
+                        " (O_DIRECT: what was read is what played, plus the rings' refills and other readers of the device)"
+                    } else {
+                        " (through the page cache: the kernel's read-ahead is part of what the program costs)"
+                    }
                 ));
             }
             if o.stopped_early {
