@@ -7,7 +7,10 @@ use crate::target::TargetInfo;
 use serde::{Deserialize, Serialize};
 
 /// Bumped whenever a field changes meaning or disappears.
-pub const SCHEMA_VERSION: u32 = 1;
+/// 2: streaming verdicts may be `too_short`; outcomes carry `butler_idle_pct`, `shortcoming`,
+/// `min_run_s`, `stopped_early`, `played_bytes` and `device_read_bytes`; rings of the default
+/// engine hold at least four chunks; searches record what limited them.
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// One measured figure of one run.
 #[derive(Debug, Clone, PartialEq)]

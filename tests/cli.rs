@@ -64,7 +64,7 @@ fn seq_writes_a_document_and_leaves_nothing() {
         t.path(),
         &["seq", d, "--size", "8M", "--block", "256K", "--runs", "3"],
     );
-    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["schema_version"], trackbench::result::SCHEMA_VERSION);
     assert_eq!(v["tool"]["name"], "trackbench");
     assert_eq!(v["target"]["kind"], "directory");
     assert!(v["target"]["fs_type"].is_string());

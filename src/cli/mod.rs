@@ -298,6 +298,9 @@ pub struct StreamOpts {
     /// flight; 8 if no QD is given) holds on the same target; about doubles the search time
     #[arg(long, value_name = "QD", num_args = 0..=1, default_missing_value = "8")]
     pub compare_parallel: Option<u32>,
+    /// With --find-max, try at most N tracks in all (the answer says when it stopped there)
+    #[arg(long, value_name = "N")]
+    pub max_tracks: Option<u32>,
 }
 
 #[derive(Args, Debug)]
@@ -389,6 +392,16 @@ impl StreamOpts {
             .as_deref()
             .map(DeviceModel::parse)
             .transpose()?;
+        if let Some(m) = self.max_tracks {
+            if !(1..=20_000).contains(&m) {
+                bail!("invalid max-tracks {m}: 1 to 20000");
+            }
+            if !self.find_max {
+                bail!(
+                    "--max-tracks limits a --find-max search: add --find-max, or use --tracks for one run"
+                );
+            }
+        }
         if self.compare_default && !self.find_max {
             bail!("--compare-default compares --find-max answers: add --find-max");
         }
@@ -447,6 +460,8 @@ impl StreamOpts {
             compare_parallel: self.compare_parallel,
             verify,
             buffer_asked: self.buffer.is_some(),
+            max_tracks: self.max_tracks,
+            main_limited_by: None,
         })
     }
 }

@@ -50,6 +50,10 @@ pub struct Streaming {
     pub verify: bool,
     /// The user asked for the ring length (`--buffer`): say so where the ring had to be larger.
     pub buffer_asked: bool,
+    /// `--max-tracks`: the most tracks (in all) a search tries.
+    pub max_tracks: Option<u32>,
+    /// What stopped the main search short of a failing count (set by the search).
+    pub main_limited_by: Option<SearchLimit>,
 }
 
 /// Reads in flight while a search's probe prefills its rings.
@@ -364,7 +368,7 @@ impl Streaming {
         ratio: f64,
         guess: f64,
         tolerance: f64,
-    ) -> Result<Capacity> {
+    ) -> Result<(Capacity, SearchLimit)> {
         let counts = |n: u32| -> (u32, u32) {
             match self.kind {
                 StreamKind::Play => (n, 0),
@@ -379,8 +383,8 @@ impl Streaming {
                 0.0
             };
         let first = (guess / per).max(1.0) as u32;
-        let limit = self.limit(env, base, per);
-        find_max(first, limit, tolerance, |n, _confirm| {
+        let (limit, why) = self.limit(env, base, per);
+        let cap = find_max(first, limit, tolerance, |n, _confirm| {
             let mut s = base.clone();
             (s.play_tracks, s.record_tracks) = counts(n);
             // A probe's locate time is not reported: prefill quickly. A probe that can no longer
@@ -398,20 +402,58 @@ impl Streaming {
                 Err(Error::Interrupted) => Ok(None),
                 Err(e) => Err(e),
             }
-        })
+        })?;
+        Ok((cap, why))
     }
 
-    /// The most tracks a search may try: what memory and free space allow.
-    fn limit(&self, env: &Env<'_>, base: &StreamSpec, per: f64) -> u32 {
-        if self.device.is_some() {
-            return 20_000;
+    /// The most a search may try (in its own count: playback tracks for hdr), and what sets
+    /// it: what the user allows (`--max-tracks`), the memory rings may take (half of RAM), the
+    /// free space files may take (half of it), or the engine's own ceiling.
+    fn limit(&self, env: &Env<'_>, base: &StreamSpec, per: f64) -> (u32, SearchLimit) {
+        const ENGINE_MAX: u64 = 20_000;
+        let mut limits = vec![(ENGINE_MAX, SearchLimit::Engine)];
+        if let Some(m) = self.max_tracks {
+            limits.push((u64::from(m), SearchLimit::MaxTracks));
         }
-        let ram = crate::host::inspect().memory_bytes.unwrap_or(8 << 30);
-        let by_ram = ram / 2 / base.ring_bytes().max(1);
-        let file =
-            self.play_len(base) + base.duration_ns / 1_000_000_000 * base.format.bytes_per_second();
-        let by_space = env.target.free_bytes.unwrap_or(u64::MAX) / 2 / file.max(1);
-        ((by_ram.min(by_space) as f64 / per) as u64).clamp(1, 20_000) as u32
+        if self.device.is_none() {
+            let ram = crate::host::inspect().memory_bytes.unwrap_or(8 << 30);
+            limits.push((ram / 2 / base.ring_bytes().max(1), SearchLimit::Memory));
+            let file = self.play_len(base)
+                + base.duration_ns / 1_000_000_000 * base.format.bytes_per_second();
+            if let Some(free) = env.target.free_bytes {
+                limits.push((free / 2 / file.max(1), SearchLimit::Space));
+            }
+        }
+        let (total, why) = limits
+            .into_iter()
+            .min_by_key(|l| l.0)
+            .expect("the engine's ceiling is always there");
+        (((total as f64 / per) as u64).max(1) as u32, why)
+    }
+}
+
+/// What capped a search.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SearchLimit {
+    /// `--max-tracks`.
+    MaxTracks,
+    /// The rings may take at most half of RAM.
+    Memory,
+    /// Test files may take at most half of the free space.
+    Space,
+    /// The engine's own ceiling (20,000 tracks).
+    Engine,
+}
+
+impl SearchLimit {
+    fn words(self) -> &'static str {
+        match self {
+            SearchLimit::MaxTracks => "the --max-tracks limit",
+            SearchLimit::Memory => "the memory the rings may take (half of RAM)",
+            SearchLimit::Space => "the free space test files may take (half of it)",
+            SearchLimit::Engine => "the engine's ceiling of 20000 tracks",
+        }
     }
 }
 
@@ -583,6 +625,8 @@ struct CapacityReport {
     butler: String,
     play_tracks: u32,
     record_tracks: u32,
+    /// What stopped the search short of a failing count, if anything did.
+    limited_by: Option<SearchLimit>,
     capacity: Capacity,
 }
 
@@ -629,6 +673,7 @@ impl Workload for Streaming {
             "compare_default": self.compare_default,
             "compare_parallel": self.compare_parallel,
             "verify": self.verify,
+            "max_tracks": self.max_tracks,
             "profile_source": self.spec.policy.source,
         })
     }
@@ -728,6 +773,9 @@ impl Workload for Streaming {
         if self.compare_default && self.spec.policy.profile != "trackbench" {
             let mut s = self.spec.clone();
             s.policy = Policy::named("trackbench", &s.format)?;
+            // Its own rings: probes as long as they need to be, not as the profile's.
+            let planned = planned_duration_s(&s, true, self.device.is_some());
+            s.duration_ns = s.duration_ns.max((planned * 1e9) as u64);
             searches.push((format!("trackbench · {}", s.butler), s, 0.0));
         }
         let mut main_answer = 0u32;
@@ -755,7 +803,8 @@ impl Workload for Streaming {
                     0.15,
                 ),
             };
-            let cap = self.search(env, &spec, ratio, start_guess, tolerance)?;
+            let (cap, why) = self.search(env, &spec, ratio, start_guess, tolerance)?;
+            let limited_by = cap.hit_limit.then_some(why);
             let (p, r) = match self.kind {
                 StreamKind::Play => (cap.answer, 0),
                 StreamKind::Record => (0, cap.answer),
@@ -808,14 +857,14 @@ impl Workload for Streaming {
                 } else {
                     " (not confirmed)"
                 },
-                if cap.hit_limit {
-                    ", the search limit: the disk may carry more"
-                } else {
-                    ""
-                }
+                limited_by.map_or(String::new(), |w| format!(
+                    ", stopped at {}: the disk may carry more",
+                    w.words()
+                ))
             ));
             if i == 0 {
                 main_answer = cap.answer;
+                self.main_limited_by = limited_by;
                 if let (ButlerMode::Serial, Some(qd)) = (spec.butler, self.compare_parallel)
                     && self.kind != StreamKind::Hdr
                 {
@@ -830,6 +879,7 @@ impl Workload for Streaming {
                 butler: spec.butler.to_string(),
                 play_tracks: p,
                 record_tracks: r,
+                limited_by,
                 capacity: cap,
             });
             i += 1;
@@ -875,11 +925,21 @@ impl Workload for Streaming {
                 .figure("naive_tracks")
                 .map_or(0.0, |f| f.spread.median);
             if naive > 0.0 && self.kind != StreamKind::Hdr {
-                n.push(format!(
-                    "{tracks:.0} tracks hold in real time; the sequential {} rate alone would promise {naive:.0} ({:.0}% of that)",
-                    if self.kind == StreamKind::Record { "write" } else { "read" },
-                    100.0 * tracks / naive
-                ));
+                let dir = if self.kind == StreamKind::Record {
+                    "write"
+                } else {
+                    "read"
+                };
+                n.push(match self.main_limited_by {
+                    Some(w) => format!(
+                        "at least {tracks:.0} tracks hold in real time (the search stopped at {}); the sequential {dir} rate alone would promise {naive:.0}",
+                        w.words()
+                    ),
+                    None => format!(
+                        "{tracks:.0} tracks hold in real time; the sequential {dir} rate alone would promise {naive:.0} ({:.0}% of that)",
+                        100.0 * tracks / naive
+                    ),
+                });
             }
             if let Some(qd) = self.compare_parallel {
                 let par = format!("{} · parallel:{qd}", self.spec.policy.profile);

@@ -1,0 +1,190 @@
+//! Real (not simulated) `--find-max` searches on a temporary directory, small and quick: every
+//! streaming command, each butler mode, staggered starts and every profile. An engine invariant
+//! that breaks on a real disk fails here first (a double-planned read once panicked every real
+//! search while the simulated ones stayed green).
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::path::Path;
+
+/// Rings of 16 KiB chunks (four at least: 0.46 s at 48k/24 mono), so each probe lasts about a
+/// second, and a search of at most `max` tracks.
+fn find_max(dir: &Path, args: &[&str], max: u32) -> Value {
+    let json = dir.join("result.json");
+    let mut c = Command::cargo_bin("trackbench").expect("binary built");
+    c.args(args)
+        .arg(dir)
+        .args([
+            "--find-max",
+            "--buffer",
+            "0.2s",
+            "--chunk",
+            "16K",
+            "--max-tracks",
+        ])
+        .arg(max.to_string())
+        .arg("--json")
+        .arg(&json)
+        .arg("-q");
+    let out = c.output().expect("runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && !stderr.contains("panicked"),
+        "{args:?} failed: {stderr}\n{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let v: Value = serde_json::from_slice(&std::fs::read(&json).expect("document")).unwrap();
+    std::fs::remove_file(&json).unwrap();
+    assert!(
+        !dir.join("trackbench-data").exists(),
+        "{args:?} left its test files behind"
+    );
+    v
+}
+
+/// Checks every search of the document: confirmed, within the limit, each probe long enough to
+/// tell (none "too short"), the limit named when it was reached.
+fn check_searches(v: &Value, max: u32, what: &str) -> usize {
+    let searches = v["sections"][0]["extra"]["searches"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{what}: no searches in {v}"));
+    for s in searches {
+        let cap = &s["capacity"];
+        let answer = cap["answer"].as_u64().unwrap();
+        let total = s["play_tracks"].as_u64().unwrap() + s["record_tracks"].as_u64().unwrap();
+        assert!(answer >= 1, "{what}: nothing passed: {cap}");
+        assert!(
+            total <= u64::from(max),
+            "{what}: {total} tracks above --max-tracks {max}"
+        );
+        assert_eq!(cap["confirmed"], true, "{what}: {cap}");
+        for p in cap["probes"].as_array().unwrap() {
+            assert_ne!(
+                p["verdict"], "too_short",
+                "{what}: a probe too short to tell: {p}"
+            );
+        }
+        if cap["hit_limit"] == true {
+            assert!(
+                s["limited_by"].is_string(),
+                "{what}: the limit is named: {s}"
+            );
+        }
+    }
+    searches.len()
+}
+
+#[test]
+fn play_searches_in_every_butler_mode_and_staggered() {
+    let t = tempfile::tempdir().unwrap();
+    for extra in [
+        &["play"][..],
+        &["play", "--butler", "parallel:4"],
+        &["play", "--stagger"],
+        &["play", "--compare-parallel", "4"],
+    ] {
+        let v = find_max(t.path(), extra, 10);
+        let n = check_searches(&v, 10, &format!("{extra:?}"));
+        assert_eq!(
+            n,
+            if extra.contains(&"--compare-parallel") {
+                2
+            } else {
+                1
+            }
+        );
+    }
+}
+
+#[test]
+fn record_and_hdr_search_in_both_butler_modes() {
+    let t = tempfile::tempdir().unwrap();
+    for (args, searches) in [
+        (&["record"][..], 1),
+        (&["record", "--butler", "parallel:4"], 1),
+        (&["record", "--prealloc"], 1),
+        (&["hdr"], 4),
+        (&["hdr", "--butler", "parallel:4", "--stagger"], 4),
+    ] {
+        let v = find_max(t.path(), args, 8);
+        assert_eq!(check_searches(&v, 8, &format!("{args:?}")), searches);
+    }
+}
+
+#[test]
+fn every_profile_searches_on_a_real_disk() {
+    let t = tempfile::tempdir().unwrap();
+    for (profile, _) in trackbench::stream::profile::PROFILES {
+        for cmd in ["play", "record"] {
+            // Once, the default engine beside a profile: its own rings (7.3 s) and probes.
+            let compare = profile == "ardour-small" && cmd == "play";
+            let mut args = vec![cmd, "--profile", profile];
+            if compare {
+                args.push("--compare-default");
+            }
+            let v = find_max(t.path(), &args, 6);
+            let n = check_searches(&v, 6, &format!("{args:?}"));
+            assert_eq!(n, if compare { 2 } else { 1 });
+            // A buffered profile says what the device read beside what was played.
+            let settings = &v["sections"][0]["settings"]["spec"]["policy"];
+            assert_eq!(settings["profile"], *profile);
+        }
+    }
+}
+
+#[test]
+fn a_find_max_duration_too_short_to_tell_is_refused_before_anything_runs() {
+    let t = tempfile::tempdir().unwrap();
+    let out = Command::cargo_bin("trackbench")
+        .unwrap()
+        .args(["play"])
+        .arg(t.path())
+        .args(["--find-max", "--buffer", "7s", "--duration", "6s", "-q"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        e.contains("invalid duration") && e.contains("at least") && e.contains("--buffer"),
+        "{e}"
+    );
+    assert!(!t.path().join("trackbench-data").exists());
+}
+
+#[test]
+fn a_single_run_too_short_to_tell_says_so_and_never_passes() {
+    let t = tempfile::tempdir().unwrap();
+    let json = t.path().join("r.json");
+    let out = Command::cargo_bin("trackbench")
+        .unwrap()
+        .args(["play"])
+        .arg(t.path())
+        .args([
+            "--tracks",
+            "4",
+            "--buffer",
+            "7s",
+            "--duration",
+            "1s",
+            "-q",
+            "--json",
+        ])
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("TOO SHORT") && stdout.contains("too short to tell"),
+        "{stdout}"
+    );
+    let v: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let o = &v["sections"][0]["extra"];
+    assert_eq!(o["verdict"], "too_short", "{o}");
+    assert_eq!(o["shortcoming"]["kind"], "too_short");
+    assert!(o["min_run_s"].as_f64().unwrap() > 7.0);
+}
