@@ -1,0 +1,219 @@
+//! The capacity promise on a device whose rate is known exactly: a loop device (on a file in a
+//! temporary directory, with its own ext4) whose reads or writes the kernel caps through a
+//! cgroup v1 blkio group (`blkio.throttle.*_bps_device`). The measuring process is moved into
+//! the group by a small wrapper (`echo $$ > cgroup.procs; exec trackbench ...`); O_DIRECT keeps
+//! every transfer inside the cap (v1 does not throttle buffered writeback). The exact bound is
+//! cap ÷ per-track rate, and `--find-max` must land in [0.9, 1.0] of it, never above, whatever
+//! the ring size.
+//!
+//! As root a fixture that cannot be built fails the test; as an ordinary user the tests are
+//! skipped with the reason printed. The tests share one lock: two searches on capped devices at
+//! once would compete for the two cores this machine has.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Mutex;
+
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+struct Capped {
+    _dir: tempfile::TempDir,
+    mnt: PathBuf,
+    loop_dev: String,
+    cgroup: PathBuf,
+}
+
+fn sh(cmd: &str, args: &[&str]) -> Result<String, String> {
+    let out = Command::new(cmd)
+        .args(args)
+        .output()
+        .map_err(|e| format!("{cmd}: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "{cmd} {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+impl Capped {
+    /// A 3 GiB sparse loop device with ext4, reads and writes capped at `read_bps` / `write_bps`.
+    fn new(read_bps: Option<u64>, write_bps: Option<u64>) -> Result<Capped, String> {
+        let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+        let img = dir.path().join("disk.img");
+        std::fs::File::create(&img)
+            .and_then(|f| f.set_len(3 << 30))
+            .map_err(|e| e.to_string())?;
+        let img_s = img.to_str().ok_or("temporary path is not UTF-8")?;
+        let loop_dev = sh("losetup", &["-f", "--show", "--direct-io=on", img_s])?;
+        let mnt = dir.path().join("mnt");
+        let name = loop_dev.trim_start_matches("/dev/").to_string();
+        let cgroup = PathBuf::from(format!(
+            "/sys/fs/cgroup/blkio/trackbench-test-{}-{name}",
+            std::process::id()
+        ));
+        // From here on, Drop undoes what was set up.
+        let c = Capped {
+            _dir: dir,
+            mnt,
+            loop_dev,
+            cgroup,
+        };
+        sh("mkfs.ext4", &["-q", "-F", &c.loop_dev])?;
+        std::fs::create_dir(&c.mnt).map_err(|e| e.to_string())?;
+        sh("mount", &[&c.loop_dev, c.mnt.to_str().unwrap()])?;
+        let majmin = std::fs::read_to_string(format!("/sys/block/{name}/dev"))
+            .map_err(|e| format!("{name}: {e}"))?;
+        std::fs::create_dir(&c.cgroup)
+            .map_err(|e| format!("cannot create {}: {e}", c.cgroup.display()))?;
+        for (file, bps) in [
+            ("blkio.throttle.read_bps_device", read_bps),
+            ("blkio.throttle.write_bps_device", write_bps),
+        ] {
+            if let Some(b) = bps {
+                std::fs::write(c.cgroup.join(file), format!("{} {b}", majmin.trim()))
+                    .map_err(|e| format!("{file}: {e}"))?;
+            }
+        }
+        Ok(c)
+    }
+
+    /// Runs trackbench inside the capped group on the loop device's filesystem; returns the
+    /// document.
+    fn run(&self, args: &[&str]) -> Value {
+        let json = self._dir.path().join("result.json");
+        let bin = assert_cmd::cargo::cargo_bin("trackbench");
+        let procs = self.cgroup.join("cgroup.procs");
+        let out = Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "echo $$ > '{}' && exec \"$0\" \"$@\"",
+                procs.display()
+            ))
+            .arg(&bin)
+            .args(args)
+            .arg(&self.mnt)
+            .arg("--json")
+            .arg(&json)
+            .arg("-q")
+            .output()
+            .expect("runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.success() && !stderr.contains("panicked"),
+            "{args:?} failed: {stderr}\n{}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        eprintln!("{args:?}:\n{}", String::from_utf8_lossy(&out.stdout));
+        let v: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+        std::fs::remove_file(&json).unwrap();
+        assert!(!self.mnt.join("trackbench-data").exists(), "files left behind");
+        v
+    }
+}
+
+impl Drop for Capped {
+    fn drop(&mut self) {
+        let _ = sh("umount", &[self.mnt.to_str().unwrap_or_default()]);
+        let _ = sh("losetup", &["-d", &self.loop_dev]);
+        let _ = std::fs::remove_dir(&self.cgroup);
+    }
+}
+
+/// The fixture, or None (skip, reason printed) for an ordinary user; as root a failure panics.
+fn fixture(read_bps: Option<u64>, write_bps: Option<u64>) -> Option<Capped> {
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    match Capped::new(read_bps, write_bps) {
+        Ok(c) => Some(c),
+        Err(e) if !root => {
+            eprintln!("skipped: a capped loop device needs root ({e})");
+            None
+        }
+        Err(e) => panic!("cannot build the capped-device fixture as root: {e}"),
+    }
+}
+
+/// The main search's answer in tracks.
+fn answer(v: &Value) -> f64 {
+    let s = &v["sections"][0]["extra"]["searches"][0];
+    assert_eq!(s["capacity"]["confirmed"], true, "{s}");
+    assert!(s["limited_by"].is_null(), "the search hit a limit: {s}");
+    (s["play_tracks"].as_u64().unwrap() + s["record_tracks"].as_u64().unwrap()) as f64
+}
+
+fn bytes_per_s(format: &str) -> f64 {
+    trackbench::audio::Format::parse(format)
+        .unwrap()
+        .bytes_per_second() as f64
+}
+
+fn assert_within(found: f64, bound: f64, what: &str) {
+    eprintln!("{what}: found {found}, exact bound {bound:.1} ({:.3})", found / bound);
+    assert!(
+        found <= bound && found >= 0.9 * bound,
+        "{what}: found {found}, exact bound {bound:.1}: outside [0.9, 1.0]"
+    );
+}
+
+#[test]
+fn play_find_max_lands_just_under_the_bound_at_two_caps_and_formats() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    for (cap, format) in [(21_000_000u64, "48k/24/mono"), (14_000_000, "44.1k/16/stereo")] {
+        let Some(c) = fixture(Some(cap), None) else {
+            return;
+        };
+        let bound = cap as f64 / bytes_per_s(format);
+        let real = answer(&c.run(&["play", "--find-max", "--format", format]));
+        assert_within(real, bound, &format!("play at {cap} B/s, {format}"));
+        // The simulator with the same rate agrees with the device within 5%.
+        let sim = answer(&c.run(&[
+            "play",
+            "--find-max",
+            "--format",
+            format,
+            "--device-model",
+            &format!("bw={cap}"),
+        ]));
+        assert!(
+            (sim - real).abs() <= 0.05 * real,
+            "simulated {sim} vs real {real} at {cap} B/s"
+        );
+    }
+}
+
+#[test]
+fn never_above_the_bound_for_small_and_large_rings() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let cap = 21_000_000u64;
+    let Some(c) = fixture(Some(cap), None) else {
+        return;
+    };
+    let bound = cap as f64 / bytes_per_s("48k/24/mono");
+    // 1 s rings need a smaller chunk to stay short (four 64K chunks: 1.8 s); 20 s rings hold
+    // far more than a probe drains: only measured spare capacity keeps the answer honest.
+    for args in [
+        &["play", "--find-max", "--buffer", "1s", "--chunk", "64K"][..],
+        &["play", "--find-max", "--buffer", "20s", "--chunk", "64K"],
+    ] {
+        let found = answer(&c.run(args));
+        assert_within(found, bound, &format!("{args:?}"));
+    }
+}
+
+#[test]
+fn record_find_max_on_a_write_capped_device() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let cap = 21_000_000u64;
+    let Some(c) = fixture(None, Some(cap)) else {
+        return;
+    };
+    let bound = cap as f64 / bytes_per_s("48k/24/mono");
+    let v = c.run(&["record", "--find-max"]);
+    assert_within(answer(&v), bound, "record at 21 MB/s");
+    // The naive count and the first guess come from write rates, not the uncapped reads.
+    let naive = v["sections"][0]["extra"]["naive_tracks"].as_f64().unwrap();
+    assert!(naive < 1.5 * bound, "naive {naive} from a write rate near {bound:.0}");
+}
