@@ -15,6 +15,7 @@ pub mod report;
 pub mod result;
 pub mod stats;
 pub mod stream;
+pub mod suite;
 pub mod target;
 pub mod units;
 pub mod workloads;

@@ -15,20 +15,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use trackbench::control::Control;
 use trackbench::datadir::{self, DataDir};
 use trackbench::error::Error;
-use trackbench::result::{ResultDoc, Section};
+use trackbench::result::ResultDoc;
 use trackbench::target::{self, TargetKind};
-use trackbench::units::{fmt_figure, fmt_size};
+use trackbench::units::fmt_size;
 use trackbench::workloads::stream::{StreamKind, Streaming};
-use trackbench::workloads::{
-    Env, Workload,
-    access::Access,
-    mix::Mix,
-    run_repeated,
-    seek::Seek,
-    seq::{Seq, SeqMode},
-    sweep::{DEFAULT_BLOCKS, Sweep},
-    zones::Zones,
-};
+use trackbench::workloads::{Env, Workload, run_repeated, seq::SeqMode};
 use trackbench::{host, report};
 
 /// The system allocator, counting what the audio tick allocates inside its real-time loop, so
@@ -109,7 +100,9 @@ fn dispatch(cli: Cli, cancel: &AtomicBool) -> Result<ExitCode> {
     };
     match cli.command {
         Command::Run(a) => {
-            measure_with(&a.path, &a.common, Some(&a.io), suite(), true, true, cancel)
+            let format = a.common.settings(None)?.format;
+            let suite = trackbench::suite::standard(format);
+            measure_with(&a.path, &a.common, Some(&a.io), suite, true, true, cancel)
         }
         Command::Seq(a) => {
             let kind = target::inspect(&a.path)?.kind;
@@ -151,50 +144,6 @@ fn dispatch(cli: Cli, cancel: &AtomicBool) -> Result<ExitCode> {
         }
         Command::Clean(a) => clean(&a.path),
     }
-}
-
-/// The standard suite of `trackbench run`: every classic measurement, shortened to about a minute.
-fn suite() -> Vec<Box<dyn Workload>> {
-    const SPAN: u64 = 1 << 30;
-    vec![
-        Box::new(Seq {
-            block: 1 << 20,
-            size: 512 << 20,
-            mode: SeqMode::Both,
-        }),
-        Box::new(Seek {
-            block: 4096,
-            duration: std::time::Duration::from_secs(5),
-            size: SPAN,
-            rpm: None,
-        }),
-        Box::new(Access {
-            block: 64 << 10,
-            duration: std::time::Duration::from_secs(2),
-            size: SPAN,
-        }),
-        Box::new(Mix {
-            seq_block: 32 << 10,
-            random_block: 8 << 10,
-            read_pct: 70,
-            duration: std::time::Duration::from_secs(3),
-            size: SPAN,
-        }),
-        Box::new(Zones {
-            points: 16,
-            block: 1 << 20,
-            bytes_per_point: 32 << 20,
-            duration: std::time::Duration::from_millis(500),
-            size: SPAN,
-        }),
-        Box::new(Sweep {
-            files: 8,
-            blocks: DEFAULT_BLOCKS.to_vec(),
-            duration: std::time::Duration::from_millis(1500),
-            file_size: 64 << 20,
-            buffer: std::time::Duration::from_secs(2),
-        }),
-    ]
 }
 
 /// Runs `workloads` on `path` and reports. `uses_disk` is false for simulated runs, which touch
@@ -286,7 +235,11 @@ fn measure_with(
     }
     doc.finish();
     if is_suite && !doc.sections.is_empty() {
-        let _ = write!(out, "\n{}", summary(&doc, &settings.format));
+        let _ = write!(
+            out,
+            "\n{}",
+            trackbench::suite::summary(&doc, &settings.format)
+        );
     }
     for w in &doc.warnings {
         let _ = writeln!(out, "warning: {w}");
@@ -312,64 +265,6 @@ fn measure_with(
         return Ok(ExitCode::from(EXIT_INTERRUPTED));
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn median(s: Option<&Section>, row: &str, fig: &str) -> Option<f64> {
-    s?.row(row)?.figure(fig).map(|f| f.spread.median)
-}
-
-/// The suite's headline: what the figures mean in tracks.
-fn summary(doc: &ResultDoc, format: &trackbench::audio::Format) -> String {
-    let sec = |w: &str| doc.sections.iter().find(|s| s.workload == w);
-    let mut lines = vec![format!(
-        "Summary ({format}, {} kB/s per track)",
-        format.bytes_per_second() / 1000
-    )];
-    if let (Some(mb), Some(t)) = (
-        median(sec("seq"), "read", "rate_mb_per_s"),
-        median(sec("seq"), "read", "tracks_naive"),
-    ) {
-        lines.push(format!("  sequential read   {} MB/s: {} tracks if streaming cost nothing (the naive, video-style count)", fmt_figure(mb), fmt_figure(t)));
-    }
-    if let Some(mb) = median(sec("seq"), "write", "rate_mb_per_s") {
-        lines.push(format!("  sequential write  {} MB/s", fmt_figure(mb)));
-    }
-    if let Some(s) = sec("sweep") {
-        let best = s
-            .rows
-            .iter()
-            .filter_map(|r| Some((r, r.figure("tracks")?.spread.median)))
-            .max_by(|a, b| a.1.total_cmp(&b.1));
-        let small = s
-            .rows
-            .first()
-            .and_then(|r| Some((r, r.figure("tracks")?.spread.median)));
-        if let (Some((b, bt)), Some((sm, st))) = (best, small) {
-            let ram = b.figure("ram_total_bytes").map_or(0.0, |f| f.spread.median);
-            lines.push(format!(
-                "  8 files streamed  {} tracks at {} blocks ({} of buffers); {} at {}",
-                fmt_figure(bt),
-                b.label,
-                fmt_size(ram as u64),
-                fmt_figure(st),
-                sm.label
-            ));
-        }
-    }
-    if let Some(s) = sec("seek").and_then(|s| s.rows.first())
-        && let (Some(i), Some(a)) = (s.figure("iops"), s.figure("access_ms_mean"))
-    {
-        lines.push(format!(
-            "  random access     {} seeks/s, {} ms each",
-            fmt_figure(i.spread.median),
-            fmt_figure(a.spread.median)
-        ));
-    }
-    lines.push(
-        "  (tracks here are throughput ÷ per-track rate, with no real-time deadlines checked)"
-            .into(),
-    );
-    lines.join("\n") + "\n"
 }
 
 fn clean(path: &Path) -> Result<ExitCode> {

@@ -109,7 +109,10 @@ impl Capped {
         eprintln!("{args:?}:\n{}", String::from_utf8_lossy(&out.stdout));
         let v: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
         std::fs::remove_file(&json).unwrap();
-        assert!(!self.mnt.join("trackbench-data").exists(), "files left behind");
+        assert!(
+            !self.mnt.join("trackbench-data").exists(),
+            "files left behind"
+        );
         v
     }
 }
@@ -151,7 +154,10 @@ fn bytes_per_s(format: &str) -> f64 {
 }
 
 fn assert_within(found: f64, bound: f64, what: &str) {
-    eprintln!("{what}: found {found}, exact bound {bound:.1} ({:.3})", found / bound);
+    eprintln!(
+        "{what}: found {found}, exact bound {bound:.1} ({:.3})",
+        found / bound
+    );
     assert!(
         found <= bound && found >= 0.9 * bound,
         "{what}: found {found}, exact bound {bound:.1}: outside [0.9, 1.0]"
@@ -161,7 +167,10 @@ fn assert_within(found: f64, bound: f64, what: &str) {
 #[test]
 fn play_find_max_lands_just_under_the_bound_at_two_caps_and_formats() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    for (cap, format) in [(21_000_000u64, "48k/24/mono"), (14_000_000, "44.1k/16/stereo")] {
+    for (cap, format) in [
+        (21_000_000u64, "48k/24/mono"),
+        (14_000_000, "44.1k/16/stereo"),
+    ] {
         let Some(c) = fixture(Some(cap), None) else {
             return;
         };
@@ -215,5 +224,8 @@ fn record_find_max_on_a_write_capped_device() {
     assert_within(answer(&v), bound, "record at 21 MB/s");
     // The naive count and the first guess come from write rates, not the uncapped reads.
     let naive = v["sections"][0]["extra"]["naive_tracks"].as_f64().unwrap();
-    assert!(naive < 1.5 * bound, "naive {naive} from a write rate near {bound:.0}");
+    assert!(
+        naive < 1.5 * bound,
+        "naive {naive} from a write rate near {bound:.0}"
+    );
 }

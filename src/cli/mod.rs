@@ -462,6 +462,7 @@ impl StreamOpts {
             buffer_asked: self.buffer.is_some(),
             max_tracks: self.max_tracks,
             main_limited_by: None,
+            hdr_record: None,
         })
     }
 }

@@ -4,6 +4,7 @@
 pub mod access;
 pub mod mix;
 pub mod patterns;
+pub mod realtime;
 pub mod seek;
 pub mod seq;
 pub mod stream;

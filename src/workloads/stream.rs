@@ -54,6 +54,9 @@ pub struct Streaming {
     pub max_tracks: Option<u32>,
     /// What stopped the main search short of a failing count (set by the search).
     pub main_limited_by: Option<SearchLimit>,
+    /// hdr `--find-max` with this many record tracks throughout: one search for the most
+    /// playback tracks beside them, instead of the N-for-each-M curve.
+    pub hdr_record: Option<u32>,
 }
 
 /// Reads in flight while a search's probe prefills its rings.
@@ -370,10 +373,11 @@ impl Streaming {
         tolerance: f64,
     ) -> Result<(Capacity, SearchLimit)> {
         let counts = |n: u32| -> (u32, u32) {
-            match self.kind {
-                StreamKind::Play => (n, 0),
-                StreamKind::Record => (0, n),
-                StreamKind::Hdr => (n, (f64::from(n) * ratio).round() as u32),
+            match (self.kind, self.hdr_record) {
+                (StreamKind::Play, _) => (n, 0),
+                (StreamKind::Record, _) => (0, n),
+                (StreamKind::Hdr, Some(m)) => (n, m),
+                (StreamKind::Hdr, None) => (n, (f64::from(n) * ratio).round() as u32),
             }
         };
         let per = 1.0
@@ -433,7 +437,7 @@ impl Streaming {
 }
 
 /// What capped a search.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SearchLimit {
     /// `--max-tracks`.
@@ -447,7 +451,7 @@ pub enum SearchLimit {
 }
 
 impl SearchLimit {
-    fn words(self) -> &'static str {
+    pub fn words(self) -> &'static str {
         match self {
             SearchLimit::MaxTracks => "the --max-tracks limit",
             SearchLimit::Memory => "the memory the rings may take (half of RAM)",
@@ -753,14 +757,16 @@ impl Workload for Streaming {
         let naive = est.tracks(est.seq, self.kind, 0.0);
         out.notes.extend(est.notes.iter().cloned());
         let mut reports = Vec::new();
-        let ratios: Vec<f64> = match self.kind {
-            StreamKind::Hdr => HDR_RATIOS.to_vec(),
+        let ratios: Vec<f64> = match (self.kind, self.hdr_record) {
+            (StreamKind::Hdr, None) => HDR_RATIOS.to_vec(),
             _ => vec![0.0],
         };
         let mut searches: Vec<(String, StreamSpec, f64)> = Vec::new();
         for &r in &ratios {
             let label = if self.kind != StreamKind::Hdr {
                 format!("{} · {}", self.spec.policy.profile, self.spec.butler)
+            } else if let Some(m) = self.hdr_record {
+                format!("M = {m}")
             } else if r == 0.0 {
                 "M = 0".to_string()
             } else if r == 1.0 {
@@ -789,10 +795,18 @@ impl Workload for Streaming {
             // The main answer is searched to 2%; the comparisons, which show a gap, to 15%. A
             // parallel butler starts above the serial answer: it rarely does worse.
             let (start_guess, tolerance) = match (i, spec.butler) {
-                (0, _) => (
-                    wave_bound(&spec, est.tracks(est.own, self.kind, ratio)) * 0.95,
-                    0.02,
-                ),
+                (0, _) => {
+                    let guess = match self.hdr_record {
+                        // What the device has left for playback once M tracks record.
+                        Some(m) => {
+                            let t = est.track_rate;
+                            let left = (1.0 - f64::from(m) * t / est.own.write.max(1.0)).max(0.0);
+                            left * est.own.read / t
+                        }
+                        None => est.tracks(est.own, self.kind, ratio),
+                    };
+                    (wave_bound(&spec, guess) * 0.95, 0.02)
+                }
                 (_, ButlerMode::Parallel(_)) => (
                     (wave_bound(&spec, est.tracks(est.parallel, self.kind, ratio)) * 0.95)
                         .max(f64::from(main_answer) * 1.25),
@@ -808,7 +822,11 @@ impl Workload for Streaming {
             let (p, r) = match self.kind {
                 StreamKind::Play => (cap.answer, 0),
                 StreamKind::Record => (0, cap.answer),
-                StreamKind::Hdr => (cap.answer, (f64::from(cap.answer) * ratio).round() as u32),
+                StreamKind::Hdr => (
+                    cap.answer,
+                    self.hdr_record
+                        .unwrap_or((f64::from(cap.answer) * ratio).round() as u32),
+                ),
             };
             let at_answer = cap.probes.iter().rev().find(|pr| pr.count == cap.answer);
             let per = 1.0 + ratio;
