@@ -11,7 +11,7 @@
 //! once would compete for the two cores this machine has.
 
 use serde_json::Value;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 use std::sync::Mutex;
 
