@@ -542,6 +542,14 @@ fn run_is_the_standard_suite_with_a_summary() {
         stdout.contains("tracks if streaming cost nothing"),
         "{stdout}"
     );
+    // The real-time answer comes first, in tracks, with the naive count beside it.
+    assert!(stdout.contains("This folder plays "), "{stdout}");
+    assert!(stdout.contains(" in real time ("), "{stdout}");
+    assert!(
+        stdout.contains("A sequential-MB/s benchmark would promise"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("While recording "), "{stdout}");
     let v: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     let names: Vec<_> = v["sections"]
         .as_array()
@@ -549,9 +557,34 @@ fn run_is_the_standard_suite_with_a_summary() {
         .iter()
         .map(|s| s["workload"].as_str().unwrap().to_string())
         .collect();
-    assert_eq!(names, ["seq", "seek", "access", "mix", "zones", "sweep"]);
     assert_eq!(
-        v["sections"][5]["rows"].as_array().unwrap().len(),
+        names,
+        ["realtime", "seq", "seek", "access", "mix", "zones", "sweep"]
+    );
+    let rt = &v["sections"][0];
+    let rows: Vec<_> = rt["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["label"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        rows,
+        ["playback", "record", "playback while recording"],
+        "{rt}"
+    );
+    for r in rt["rows"].as_array().unwrap() {
+        let tracks = r["figures"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["name"] == "tracks" || f["name"] == "play_tracks")
+            .unwrap_or_else(|| panic!("a track count in {r}"));
+        let n = tracks["median"].as_f64().unwrap();
+        assert!((1.0..=1000.0).contains(&n), "{n} tracks in {r}");
+    }
+    assert_eq!(
+        v["sections"][6]["rows"].as_array().unwrap().len(),
         9,
         "sweep covers 4K..1M"
     );

@@ -297,6 +297,13 @@ pub enum Shortcoming {
     Draining { shortfall_pct: f64 },
     /// The butler was hardly ever idle: the device ran at its limit, with nothing to spare.
     NoSpareCapacity { idle_pct: f64, needed_pct: f64 },
+    /// The rings lost ground (by less than `Draining` needs), and the butler's idle share was
+    /// too small to outweigh it: idle time a bursty device lent, not spare capacity.
+    LosingGround {
+        shortfall_pct: f64,
+        idle_pct: f64,
+        ample_pct: f64,
+    },
     /// The run ended before it could tell (it needs `needed_s`).
     TooShort { ran_s: f64, needed_s: f64 },
 }
@@ -404,7 +411,9 @@ impl StreamOutcome {
             None => self
                 .butler_idle_pct
                 .map(|i| 1.0 / (1.0 - i / 100.0).max(0.01)),
-            Some(Shortcoming::NoSpareCapacity { .. }) | Some(Shortcoming::Draining { .. }) => {
+            Some(Shortcoming::NoSpareCapacity { .. })
+            | Some(Shortcoming::Draining { .. })
+            | Some(Shortcoming::LosingGround { .. }) => {
                 self.sustain.map(|s| 1.0 - s.shortfall_pct / 100.0)
             }
             _ => None,
@@ -432,8 +441,41 @@ pub fn spare_min_pct(simulated: bool) -> f64 {
     if simulated { 0.5 } else { 2.0 }
 }
 
+/// Idle share, in percent, that counts as spare capacity even while the rings' fill trend
+/// falls a little. The trend of a steady run is biased by up to ±0.5% of the demand (runs at 40%
+/// of a capped device's bound measured +0.35% with the butler idle 60%), so a small fall alone
+/// proves nothing; but a device that lends time after a gap (a kernel throttle's slice, a
+/// drive's cache) keeps a saturated butler idle a few percent of every cycle while the rings
+/// slip: on a loop device capped at 21 MB/s with 64K chunks, 146 tracks (0.1% above the bound)
+/// left the butler idle 7% over 17 s while the rings lost 0.11% of the demand, and 147 tracks
+/// idle 3.4% while losing 0.77%. Below the bound the trend rose (145: -0.5%). So a pass needs
+/// the rings not to lose ground (by more than `LOSING_GROUND_PCT`), or this much idle time.
+pub const AMPLE_IDLE_PCT: f64 = 10.0;
+
+/// A fill trend falling by more than this share of the demand, in percent, is ground lost:
+/// a fortieth of the search's precision, above the simulator's rounding (under 0.001%), below
+/// the smallest real loss the rule must catch (0.1% at 146 tracks above).
+pub const LOSING_GROUND_PCT: f64 = 0.05;
+
 /// Refill cycles after the first ring has played that a run needs before it can pass.
 pub const MIN_CYCLES: f64 = 3.0;
+
+/// Seconds of steady running (after the first ring) a run needs before it can pass, however
+/// short its refill cycle. Devices are bursty on their own time scales, not the ring's: a
+/// kernel throttle grants a 100 ms slice's budget at once after a gap, a drive serves from its
+/// cache. On a loop device capped at 21 MB/s (bound 145.8 tracks) with 64K chunks (0.46 s
+/// cycles), 147 tracks left the butler idle over 2% of a 1.8 s window, and 0.8% of a 28 s one.
+/// Five seconds is what three cycles of the default engine (256K chunks) already last.
+pub const MIN_STEADY_S: f64 = 5.0;
+
+/// Whole refill cycles the steady part of a run must span: `MIN_CYCLES`, and at least
+/// `MIN_STEADY_S`.
+fn steady_cycles(cycle_s: f64) -> f64 {
+    if cycle_s <= 0.0 {
+        return MIN_CYCLES;
+    }
+    MIN_CYCLES.max((MIN_STEADY_S / cycle_s - 1e-9).ceil())
+}
 
 /// Seconds of audio between a ring's refills (playback) or flushes (capture), the longer of the
 /// two, and the ring's length in seconds.
@@ -458,15 +500,15 @@ pub fn refill_cycle_s(spec: &StreamSpec) -> f64 {
 }
 
 /// The shortest run that can pass: the first ring played (so the prefill alone cannot carry
-/// it), then `MIN_CYCLES` refill cycles in which the butler's idle share and the fill trend are
-/// measured.
+/// it), then the steady refill cycles (at least `MIN_CYCLES`, at least `MIN_STEADY_S`) in
+/// which the butler's idle share and the fill trend are measured.
 pub fn min_run_s(spec: &StreamSpec) -> f64 {
     let (cycle_s, ring_s) = cycle_and_ring_s(spec);
-    ring_s.max(cycle_s) + MIN_CYCLES * cycle_s
+    ring_s.max(cycle_s) + steady_cycles(cycle_s) * cycle_s
 }
 
 /// The butler's idle share, in percent, over the whole refill cycles that follow the first
-/// ring (counted back from the end of the run); None when fewer than `MIN_CYCLES` fit.
+/// ring (counted back from the end of the run); None when fewer than `steady_cycles` fit.
 fn idle_pct_of(spec: &StreamSpec, idle: &telemetry::IdleLog, ran_ns: u64) -> Option<f64> {
     let (cycle_s, ring_s) = cycle_and_ring_s(spec);
     let (cycle_ns, from_ns) = ((cycle_s * 1e9) as u64, (ring_s.max(cycle_s) * 1e9) as u64);
@@ -474,7 +516,7 @@ fn idle_pct_of(spec: &StreamSpec, idle: &telemetry::IdleLog, ran_ns: u64) -> Opt
         return None;
     }
     let k = (ran_ns - from_ns) / cycle_ns;
-    if (k as f64) < MIN_CYCLES {
+    if (k as f64) < steady_cycles(cycle_s) {
         return None;
     }
     Some(100.0 * idle.share(ran_ns - k * cycle_ns, ran_ns))
@@ -593,6 +635,15 @@ pub(crate) fn assemble(
         Some(Shortcoming::NoSpareCapacity {
             idle_pct,
             needed_pct: spare_min,
+        })
+    } else if let (Some(s), Some(idle_pct)) = (
+        sustain.filter(|s| s.shortfall_pct > LOSING_GROUND_PCT),
+        butler_idle_pct.filter(|&i| i < AMPLE_IDLE_PCT),
+    ) {
+        Some(Shortcoming::LosingGround {
+            shortfall_pct: s.shortfall_pct,
+            idle_pct,
+            ample_pct: AMPLE_IDLE_PCT,
         })
     } else if butler_idle_pct.is_none() {
         Some(Shortcoming::TooShort {

@@ -565,8 +565,15 @@ fn shortcoming_note(s: &Shortcoming, o: &StreamOutcome) -> String {
         } => format!(
             "the butler was idle only {idle_pct:.2}% of the steady part of the run (a pass needs {needed_pct}%): the device ran at its limit with nothing to spare, so this count is at or above what it sustains, even where the rings had not drained far yet"
         ),
+        Shortcoming::LosingGround {
+            shortfall_pct,
+            idle_pct,
+            ample_pct,
+        } => format!(
+            "the rings lost ground (the butler brought {shortfall_pct:.2}% less than the tracks used, within the trend's noise) and the butler was idle only {idle_pct:.1}% of the time (spare capacity needs the rings holding their level or {ample_pct:.0}% idle): a device that lends time after each gap looks idle while it falls behind, so this count is not proven"
+        ),
         Shortcoming::TooShort { ran_s, needed_s } => format!(
-            "too short to tell: the run lasted {ran_s:.1} s, and the prefilled rings alone could carry that; a run can pass only after one ring's length plus three refill cycles ({needed_s:.1} s): use --duration {}s or more",
+            "too short to tell: the run lasted {ran_s:.1} s, and the prefilled rings alone could carry that; a run can pass only after one ring's length plus at least three refill cycles and 5 s ({needed_s:.1} s): use --duration {}s or more",
             (needed_s + 1.0).ceil()
         ),
     }
@@ -970,7 +977,7 @@ impl Workload for Streaming {
             }
         }
         n.push(format!(
-            "each probe ran up to {:.1} s: a count passes only after one ring ({:.2} s) and three refill cycles, with no xrun, no ring below the margin, no drain, and the butler idle at least {}% of the time (spare capacity measured, not assumed); a probe that could no longer pass stopped at once",
+            "each probe ran up to {:.1} s: a count passes only after one ring ({:.2} s) and at least three refill cycles (5 s or more), with no xrun, no ring below the margin, no drain, and the butler idle at least {}% of the time (spare capacity measured, not assumed); a probe that could no longer pass stopped at once",
             self.spec.duration_ns as f64 / 1e9,
             self.spec.ring_s(),
             crate::stream::spare_min_pct(self.device.is_some())
