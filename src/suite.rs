@@ -11,6 +11,7 @@ use crate::workloads::mix::Mix;
 use crate::workloads::realtime::{self, HDR_ROW, PLAY_ROW, RECORD_ROW, RealTime};
 use crate::workloads::seek::Seek;
 use crate::workloads::seq::{Seq, SeqMode};
+use crate::workloads::stream::SearchLimit;
 use crate::workloads::sweep::{DEFAULT_BLOCKS, Sweep};
 use crate::workloads::zones::Zones;
 
@@ -132,10 +133,21 @@ fn realtime_lines(rt: &Section, format: &Format) -> Vec<String> {
     let mut lines = Vec::new();
     let fig = |row: &str, f: &str| median(Some(rt), row, f);
     let extra = rt.extra.clone().unwrap_or_default();
-    let count = |row: &str, key: &str| -> Option<String> {
-        let n = fig(row, "tracks")?;
+    let max_tracks = rt.settings.get("max_tracks").and_then(|m| m.as_u64());
+    let mut limits: Vec<String> = Vec::new();
+    let mut count = |row: &str, f: &str, key: &str| -> Option<String> {
+        let n = fig(row, f)?;
         Some(match realtime::limited_by(&extra, key) {
-            Some(w) => format!("at least {n:.0} (the search stopped at {})", w.words()),
+            Some(w) => {
+                let words = match (w, max_tracks) {
+                    (SearchLimit::MaxTracks, Some(m)) => format!("the suite's limit of {m} tracks"),
+                    _ => w.words().to_string(),
+                };
+                if !limits.contains(&words) {
+                    limits.push(words);
+                }
+                format!("at least {n:.0}")
+            }
             None => format!("{n:.0}"),
         })
     };
@@ -150,7 +162,10 @@ fn realtime_lines(rt: &Section, format: &Format) -> Vec<String> {
             s.ring_s()
         )
     });
-    match (count(PLAY_ROW, "play"), count(RECORD_ROW, "record")) {
+    let play = count(PLAY_ROW, "tracks", "play");
+    let record = count(RECORD_ROW, "tracks", "record");
+    let hdr = count(HDR_ROW, "play_tracks", "hdr");
+    match (play, record) {
         (Some(p), Some(r)) => lines.push(format!(
             "  This folder plays {p} tracks and records {r} of {format} in real time{rings}."
         )),
@@ -164,8 +179,13 @@ fn realtime_lines(rt: &Section, format: &Format) -> Vec<String> {
             "  A sequential-MB/s benchmark would promise {naive:.0}."
         ));
     }
-    if let (Some(p), Some(m)) = (fig(HDR_ROW, "play_tracks"), fig(HDR_ROW, "record_tracks")) {
-        lines.push(format!("  While recording {m:.0} tracks it plays {p:.0}."));
+    if let (Some(p), Some(m)) = (hdr, fig(HDR_ROW, "record_tracks")) {
+        lines.push(format!("  While recording {m:.0} tracks it plays {p}."));
+    }
+    for w in limits {
+        lines.push(format!(
+            "  (\"at least\": the search stopped at {w}; `trackbench play|record|hdr --find-max` searches further)"
+        ));
     }
     lines
 }

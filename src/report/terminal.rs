@@ -64,7 +64,7 @@ fn columns(workload: &str) -> &'static [(&'static str, &'static str, Show)] {
             ("ram_total_bytes", "RAM total", Size),
             ("cpu_pct", "CPU %", Num(1.0)),
         ],
-        "play" | "record" | "hdr" => &[
+        "play" | "record" | "hdr" | "realtime" => &[
             ("tracks", "tracks", Num(1.0)),
             ("play_tracks", "play N", Num(1.0)),
             ("record_tracks", "record M", Num(1.0)),

@@ -977,10 +977,11 @@ impl Workload for Streaming {
             }
         }
         n.push(format!(
-            "each probe ran up to {:.1} s: a count passes only after one ring ({:.2} s) and at least three refill cycles (5 s or more), with no xrun, no ring below the margin, no drain, and the butler idle at least {}% of the time (spare capacity measured, not assumed); a probe that could no longer pass stopped at once",
+            "each probe ran up to {:.1} s: a count passes only after one ring ({:.2} s) and at least three refill cycles (5 s or more), with no xrun, no ring below the margin, no drain, the butler idle at least {}% of the time and the rings holding their level or the butler idle {}% (spare capacity measured, not assumed); a probe that could no longer pass stopped at once",
             self.spec.duration_ns as f64 / 1e9,
             self.spec.ring_s(),
-            crate::stream::spare_min_pct(self.device.is_some())
+            crate::stream::spare_min_pct(self.device.is_some()),
+            crate::stream::AMPLE_IDLE_PCT
         ));
         if self.compare_parallel.is_none()
             && self.spec.butler == ButlerMode::Serial
