@@ -578,7 +578,14 @@ fn run_is_the_standard_suite_with_a_summary() {
             .as_array()
             .unwrap()
             .iter()
-            .find(|f| f["name"] == "tracks" || f["name"] == "play_tracks")
+            .find(|f| f["name"] == "play_tracks")
+            .or_else(|| {
+                r["figures"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|f| f["name"] == "tracks")
+            })
             .unwrap_or_else(|| panic!("a track count in {r}"));
         let n = tracks["median"].as_f64().unwrap();
         assert!((1.0..=1000.0).contains(&n), "{n} tracks in {r}");
@@ -604,7 +611,21 @@ fn section_extra(doc: &Value) -> &Value {
 fn play_record_and_hdr_run_in_real_time_and_verify() {
     let t = tempfile::tempdir().unwrap();
     let d = t.path().to_str().unwrap();
-    let v = run_json(t.path(), &["play", d, "--tracks", "8", "--duration", "2s"]);
+    // 64K chunks: a 2 s ring and 0.46 s refill cycles, so 8 s is long enough to pass (one ring
+    // and 5 s of steady running).
+    let v = run_json(
+        t.path(),
+        &[
+            "play",
+            d,
+            "--tracks",
+            "8",
+            "--duration",
+            "8s",
+            "--chunk",
+            "64K",
+        ],
+    );
     let s = &v["sections"][0];
     assert_eq!(s["workload"], "play");
     let o = section_extra(&v);
@@ -614,12 +635,13 @@ fn play_record_and_hdr_run_in_real_time_and_verify() {
     assert_eq!(o["tracks"].as_array().unwrap().len(), 8);
     assert!(o["locate_ms"].as_f64().unwrap() > 0.0);
     assert!(
-        o["ticks"].as_u64().unwrap() >= 370,
-        "2 s of 5.33 ms periods"
+        o["ticks"].as_u64().unwrap() >= 1490,
+        "8 s of 5.33 ms periods"
     );
     assert!(o["tick_lateness"]["p50_us"].as_f64().is_some());
     assert!(!o["fill"].as_array().unwrap().is_empty());
-    assert!(o["ring_bytes_per_track"].as_u64().unwrap() >= 2 * 262_144);
+    // 2 s at 144 kB/s, whole 64K chunks, at least four of them.
+    assert_eq!(o["ring_bytes_per_track"].as_u64().unwrap(), 5 * 65_536);
     let label = s["rows"][0]["label"].as_str().unwrap();
     assert!(label.starts_with("8 tracks: PASS"), "{label}");
     assert_clean(t.path());
@@ -634,7 +656,9 @@ fn play_record_and_hdr_run_in_real_time_and_verify() {
             "--tracks",
             "4",
             "--duration",
-            "2s",
+            "8s",
+            "--chunk",
+            "64K",
             "--verify",
             "--keep",
         ],
@@ -646,9 +670,9 @@ fn play_record_and_hdr_run_in_real_time_and_verify() {
     let r = hound::WavReader::open(&rec).unwrap();
     assert_eq!(r.spec().sample_rate, 48_000);
     assert_eq!(r.spec().bits_per_sample, 24);
-    // Two seconds of audio, less whatever was still in the ring in pieces smaller than a block.
+    // Eight seconds of audio, less whatever was still in the ring in pieces smaller than a block.
     let secs = f64::from(r.duration()) / 48_000.0;
-    assert!(secs > 1.9 && secs <= 2.01, "{secs} s recorded");
+    assert!(secs > 7.9 && secs <= 8.01, "{secs} s recorded");
     drop(r);
     tb().args(["clean", d]).assert().success();
 
@@ -662,7 +686,9 @@ fn play_record_and_hdr_run_in_real_time_and_verify() {
             "--record",
             "4",
             "--duration",
-            "2s",
+            "8s",
+            "--chunk",
+            "64K",
             "--prealloc",
             "--verify",
         ],
@@ -674,7 +700,7 @@ fn play_record_and_hdr_run_in_real_time_and_verify() {
     );
     assert_eq!(o["verdict"], "pass");
     assert!(o["written_bytes"].as_u64().unwrap() > 4 * 144_000);
-    assert!(o["read_bytes"].as_u64().unwrap() > 0 || o["ran_ms"].as_f64().unwrap() < 3000.0);
+    assert!(o["read_bytes"].as_u64().unwrap() > 0);
     assert_clean(t.path());
 }
 
