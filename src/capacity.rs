@@ -144,6 +144,15 @@ pub fn find_max(
     // rather than bisecting again from what passed long ago.
     for _attempt in 0..4 {
         while hi - lo > 1 && f64::from(hi - lo) > tolerance * f64::from(hi) {
+            // A failure that delivered within the tolerance of what passed has closed the
+            // bracket: a probe between them could only move the answer by less than the
+            // search's precision (a real search once probed 10333 after 10332 had passed).
+            if lo > 0
+                && failed_estimate
+                    .is_some_and(|e| e > f64::from(lo) && e <= f64::from(lo) * (1.0 + tolerance))
+            {
+                break;
+            }
             // Aim at what the last failure delivered, when it lies inside the bracket.
             let mid = match failed_estimate.filter(|&e| e < f64::from(hi) && e > f64::from(lo)) {
                 Some(e) if hi - lo > 2 => (below(e).floor() as u32).clamp(lo + 1, hi - 1),
@@ -295,6 +304,35 @@ mod tests {
         // Without estimates the same search needs more.
         let blind = find_max(138, 10_000, 0.02, threshold(145)).unwrap();
         assert!(blind.probes.len() > c.probes.len());
+    }
+
+    #[test]
+    fn a_failure_that_delivered_what_passed_ends_the_bisection() {
+        // 10332 passes; 11020 fails having delivered 10334 (within 2% of the pass): no probe
+        // at 10333, straight to the confirmation.
+        let c = find_max(10_332, 100_000, 0.02, |n, _| {
+            let pass = n <= 10_332;
+            Ok(Some(ProbeResult {
+                verdict: if pass {
+                    Verdict::Pass
+                } else {
+                    Verdict::Marginal
+                },
+                worst_headroom_pct: 50.0,
+                xruns: 0,
+                estimate: Some(if pass { 20_000.0 } else { 10_334.0 }),
+            }))
+        })
+        .unwrap();
+        let counts: Vec<(u32, bool)> = c.probes.iter().map(|p| (p.count, p.confirmation)).collect();
+        assert_eq!(
+            counts,
+            [(10_332, false), (12_915, false), (10_332, true)],
+            "{:?}",
+            c.probes
+        );
+        assert_eq!(c.answer, 10_332);
+        assert!(c.confirmed);
     }
 
     #[test]
