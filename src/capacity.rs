@@ -269,12 +269,14 @@ mod tests {
         assert!(c.hit_limit);
     }
 
-    #[test]
-    fn estimates_aim_the_search() {
-        // A device that carries 145.8: passes say an upper estimate (10% high), failures
-        // what was delivered. From a guess of 138 it should take about five probes.
-        let bound = 145.8;
-        let c = find_max(138, 10_000, 0.02, |n, _| {
+    /// A device that carries `bound` tracks, whose passing probes estimate `on_pass` and
+    /// whose failing ones `on_fail` (what they delivered).
+    fn estimating(
+        bound: f64,
+        on_pass: f64,
+        on_fail: f64,
+    ) -> impl FnMut(u32, bool) -> Result<Option<ProbeResult>> {
+        move |n, _| {
             let pass = f64::from(n) <= bound;
             Ok(Some(ProbeResult {
                 verdict: if pass {
@@ -284,10 +286,17 @@ mod tests {
                 },
                 worst_headroom_pct: 50.0,
                 xruns: 0,
-                estimate: Some(if pass { bound * 1.1 } else { bound }),
+                estimate: Some(if pass { on_pass } else { on_fail }),
             }))
-        })
-        .unwrap();
+        }
+    }
+
+    #[test]
+    fn estimates_aim_the_search() {
+        // A device that carries 145.8: passes say an upper estimate (10% high), failures
+        // what was delivered. From a guess of 138 it should take about five probes.
+        let bound = 145.8;
+        let c = find_max(138, 10_000, 0.02, estimating(bound, bound * 1.1, bound)).unwrap();
         assert!(c.confirmed);
         assert!(
             (143..=145).contains(&c.answer),
@@ -310,19 +319,12 @@ mod tests {
     fn a_failure_that_delivered_what_passed_ends_the_bisection() {
         // 10332 passes; 11020 fails having delivered 10334 (within 2% of the pass): no probe
         // at 10333, straight to the confirmation.
-        let c = find_max(10_332, 100_000, 0.02, |n, _| {
-            let pass = n <= 10_332;
-            Ok(Some(ProbeResult {
-                verdict: if pass {
-                    Verdict::Pass
-                } else {
-                    Verdict::Marginal
-                },
-                worst_headroom_pct: 50.0,
-                xruns: 0,
-                estimate: Some(if pass { 20_000.0 } else { 10_334.0 }),
-            }))
-        })
+        let c = find_max(
+            10_332,
+            100_000,
+            0.02,
+            estimating(10_332.0, 20_000.0, 10_334.0),
+        )
         .unwrap();
         let counts: Vec<(u32, bool)> = c.probes.iter().map(|p| (p.count, p.confirmation)).collect();
         assert_eq!(

@@ -67,7 +67,7 @@ pub fn standard(format: Format) -> Vec<Box<dyn Workload>> {
     ]
 }
 
-pub fn median(s: Option<&Section>, row: &str, fig: &str) -> Option<f64> {
+fn median(s: Option<&Section>, row: &str, fig: &str) -> Option<f64> {
     s?.row(row)?.figure(fig).map(|f| f.spread.median)
 }
 
@@ -132,12 +132,13 @@ pub fn summary(doc: &ResultDoc, format: &Format) -> String {
 fn realtime_lines(rt: &Section, format: &Format) -> Vec<String> {
     let mut lines = Vec::new();
     let fig = |row: &str, f: &str| median(Some(rt), row, f);
-    let extra = rt.extra.clone().unwrap_or_default();
+    let none = serde_json::Value::Null;
+    let extra = rt.extra.as_ref().unwrap_or(&none);
     let max_tracks = rt.settings.get("max_tracks").and_then(|m| m.as_u64());
     let mut limits: Vec<String> = Vec::new();
     let mut count = |row: &str, f: &str, key: &str| -> Option<String> {
         let n = fig(row, f)?;
-        Some(match realtime::limited_by(&extra, key) {
+        Some(match realtime::limited_by(extra, key) {
             Some(w) => {
                 let words = match (w, max_tracks) {
                     (SearchLimit::MaxTracks, Some(m)) => format!("the suite's limit of {m} tracks"),

@@ -551,41 +551,31 @@ fn run_is_the_standard_suite_with_a_summary() {
     );
     assert!(stdout.contains("While recording "), "{stdout}");
     let v: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
-    let names: Vec<_> = v["sections"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["workload"].as_str().unwrap().to_string())
-        .collect();
+    let strings = |list: &Value, key: &str| -> Vec<String> {
+        list.as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x[key].as_str().unwrap().to_string())
+            .collect()
+    };
+    let names = strings(&v["sections"], "workload");
     assert_eq!(
         names,
         ["realtime", "seq", "seek", "access", "mix", "zones", "sweep"]
     );
     let rt = &v["sections"][0];
-    let rows: Vec<_> = rt["rows"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["label"].as_str().unwrap().to_string())
-        .collect();
+    let rows = strings(&rt["rows"], "label");
     assert_eq!(
         rows,
         ["playback", "record", "playback while recording"],
         "{rt}"
     );
     for r in rt["rows"].as_array().unwrap() {
-        let tracks = r["figures"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|f| f["name"] == "play_tracks")
-            .or_else(|| {
-                r["figures"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .find(|f| f["name"] == "tracks")
-            })
+        // The hdr row's count is its playback tracks; the others' is "tracks".
+        let figs = r["figures"].as_array().unwrap();
+        let named = |name: &str| figs.iter().find(|f| f["name"] == name);
+        let tracks = named("play_tracks")
+            .or_else(|| named("tracks"))
             .unwrap_or_else(|| panic!("a track count in {r}"));
         let n = tracks["median"].as_f64().unwrap();
         assert!((1.0..=1000.0).contains(&n), "{n} tracks in {r}");

@@ -440,11 +440,12 @@ impl StreamOpts {
             // A probe too short to tell could never pass: the search would answer 0.
             Some(d) if self.find_max && d.as_secs_f64() < trackbench::stream::min_run_s(&spec) => {
                 bail!(
-                    "invalid duration {:?} for --find-max: with {} rings ({:.2} s) each probe needs at least {:.1} s (one ring plus at least three refill cycles and 5 s) before it can pass; leave --duration out to let the search plan it ({:.1} s), or use smaller rings (--buffer, --chunk)",
+                    "invalid duration {:?} for --find-max: with {} rings ({:.2} s) each probe needs at least {:.1} s (one ring plus {}) before it can pass; leave --duration out to let the search plan it ({:.1} s), or use smaller rings (--buffer, --chunk)",
                     self.duration.as_deref().unwrap_or_default(),
                     trackbench::units::fmt_size(spec.ring_bytes()),
                     spec.ring_s(),
                     trackbench::stream::min_run_s(&spec),
+                    trackbench::stream::steady_words(),
                     planned
                 )
             }

@@ -468,6 +468,19 @@ pub const MIN_CYCLES: f64 = 3.0;
 /// Five seconds is what three cycles of the default engine (256K chunks) already last.
 pub const MIN_STEADY_S: f64 = 5.0;
 
+/// The steady part of the rule in words, for notes and errors: "at least 3 refill cycles and 5 s".
+pub fn steady_words() -> String {
+    format!("at least {MIN_CYCLES:.0} refill cycles and {MIN_STEADY_S:.0} s")
+}
+
+/// The evidence of spare capacity a pass needs, in words, for notes.
+pub fn spare_words(simulated: bool) -> String {
+    format!(
+        "the butler idle at least {}% of the time and the rings holding their level (or the butler idle {AMPLE_IDLE_PCT:.0}%)",
+        spare_min_pct(simulated)
+    )
+}
+
 /// Whole refill cycles the steady part of a run must span: `MIN_CYCLES`, and at least
 /// `MIN_STEADY_S`.
 fn steady_cycles(cycle_s: f64) -> f64 {

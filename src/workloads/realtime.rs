@@ -142,9 +142,11 @@ impl Workload for RealTime {
     }
 
     fn notes(&self, _s: &Section) -> Vec<String> {
-        vec![
-            "each answer is the most tracks that passed a --find-max search: no xrun, no ring below 20%, no drain, the butler idle at least 2% of the time and the rings holding their level (or the butler idle 10%) after a ring and at least three refill cycles (5 s or more); `trackbench play|record|hdr --find-max` searches with other settings".into(),
-        ]
+        vec![format!(
+            "each answer is the most tracks that passed a --find-max search: no xrun, no ring below 20%, no drain, {} after a ring and {}; `trackbench play|record|hdr --find-max` searches with other settings",
+            crate::stream::spare_words(false),
+            crate::stream::steady_words()
+        )]
     }
 }
 

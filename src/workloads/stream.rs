@@ -573,7 +573,8 @@ fn shortcoming_note(s: &Shortcoming, o: &StreamOutcome) -> String {
             "the rings lost ground (the butler brought {shortfall_pct:.2}% less than the tracks used, within the trend's noise) and the butler was idle only {idle_pct:.1}% of the time (spare capacity needs the rings holding their level or {ample_pct:.0}% idle): a device that lends time after each gap looks idle while it falls behind, so this count is not proven"
         ),
         Shortcoming::TooShort { ran_s, needed_s } => format!(
-            "too short to tell: the run lasted {ran_s:.1} s, and the prefilled rings alone could carry that; a run can pass only after one ring's length plus at least three refill cycles and 5 s ({needed_s:.1} s): use --duration {}s or more",
+            "too short to tell: the run lasted {ran_s:.1} s, and the prefilled rings alone could carry that; a run can pass only after one ring's length plus {} ({needed_s:.1} s): use --duration {}s or more",
+            crate::stream::steady_words(),
             (needed_s + 1.0).ceil()
         ),
     }
@@ -977,11 +978,11 @@ impl Workload for Streaming {
             }
         }
         n.push(format!(
-            "each probe ran up to {:.1} s: a count passes only after one ring ({:.2} s) and at least three refill cycles (5 s or more), with no xrun, no ring below the margin, no drain, the butler idle at least {}% of the time and the rings holding their level or the butler idle {}% (spare capacity measured, not assumed); a probe that could no longer pass stopped at once",
+            "each probe ran up to {:.1} s: a count passes only after one ring ({:.2} s) and {}, with no xrun, no ring below the margin, no drain, {} (spare capacity measured, not assumed); a probe that could no longer pass stopped at once",
             self.spec.duration_ns as f64 / 1e9,
             self.spec.ring_s(),
-            crate::stream::spare_min_pct(self.device.is_some()),
-            crate::stream::AMPLE_IDLE_PCT
+            crate::stream::steady_words(),
+            crate::stream::spare_words(self.device.is_some())
         ));
         if self.compare_parallel.is_none()
             && self.spec.butler == ButlerMode::Serial
