@@ -14,7 +14,8 @@ use std::path::{Path, PathBuf};
 pub const DIR_NAME: &str = "trackbench-data";
 const LOCK_NAME: &str = "lock";
 const MANIFEST_NAME: &str = "manifest.json";
-const MANIFEST_VERSION: u32 = 1;
+/// Version 2 records each file's identity; version 1 manifests (without) still load.
+const MANIFEST_VERSION: u32 = 2;
 
 /// One file trackbench created.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -28,6 +29,76 @@ pub struct Entry {
     pub content_id: u32,
     /// False until the file was fully written.
     pub complete: bool,
+    /// The file trackbench created under this name (set once it exists): only that file is
+    /// ever deleted or reused, never another one found under the name later.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identity: Option<Identity>,
+    /// When the name was reserved, in ns since the epoch on the filesystem's clock (the
+    /// manifest's time stamp): a run killed between creating the file and recording its
+    /// identity left a file born after this, which proves it is trackbench's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reserved_ns: Option<u64>,
+}
+
+/// What tells the file trackbench created from another file under the same name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Identity {
+    pub dev: u64,
+    pub ino: u64,
+    /// Birth time in ns since the epoch, where the filesystem keeps one: inode numbers are
+    /// reused, birth times are not.
+    pub born_ns: Option<u64>,
+}
+
+impl Identity {
+    fn of(m: &fs::Metadata) -> Identity {
+        Identity {
+            dev: m.dev(),
+            ino: m.ino(),
+            born_ns: born_ns(m),
+        }
+    }
+}
+
+fn born_ns(m: &fs::Metadata) -> Option<u64> {
+    let t = m.created().ok()?;
+    Some(t.duration_since(std::time::UNIX_EPOCH).ok()?.as_nanos() as u64)
+}
+
+/// How long after its reservation a file may be born and still be taken for the one trackbench
+/// was about to create (creating 20,000 files takes seconds; on a slow network filesystem more).
+const RESERVATION_WINDOW_NS: u64 = 600_000_000_000;
+
+/// Filesystem time stamps come from a coarse clock (a jiffy, up to 10 ms): a file created just
+/// after the manifest was written may carry a time stamp this much earlier.
+const COARSE_CLOCK_NS: u64 = 20_000_000;
+
+/// Whether a manifest entry names a file trackbench may delete or reuse, and why not.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Ownership {
+    Ours,
+    Missing,
+    NotOurs(&'static str),
+}
+
+/// True for the names trackbench gives its files (`seq.wav`, `play-0007.wav`, …): plain names in
+/// the data directory, never a path, a hidden file or one of the directory's own files. A
+/// manifest entry with any other name is damaged or forged and is left alone.
+pub fn is_own_name(name: &str) -> bool {
+    let Some(stem) = name.strip_suffix(".wav") else {
+        return false;
+    };
+    let mut parts = stem.splitn(2, '-');
+    let prefix = parts.next().unwrap_or("");
+    let number_ok = parts
+        .next()
+        .is_none_or(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+    name.len() <= 64
+        && !prefix.is_empty()
+        && prefix
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+        && number_ok
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -51,13 +122,16 @@ pub struct DataDir {
 impl DataDir {
     /// Creates (or reuses) `target/trackbench-data` and takes its lock. With `keep`, the files stay
     /// after the run for reuse; without, everything in the manifest is deleted at the end.
+    /// A `trackbench-data` that is a link, not a directory, or a directory that is not
+    /// trackbench's (files but no manifest) is refused: its files are never touched.
     pub fn open(target: &Path, keep: bool) -> Result<DataDir> {
         let root = target.join(DIR_NAME);
+        check_own_dir(&root)?;
         let mut notes = Vec::new();
         let lock = take_lock(&root, &mut notes)?;
         let manifest = match fs::read(root.join(MANIFEST_NAME)) {
             Ok(bytes) => match serde_json::from_slice::<Manifest>(&bytes) {
-                Ok(m) if m.version == MANIFEST_VERSION => m,
+                Ok(m) if (1..=MANIFEST_VERSION).contains(&m.version) => m,
                 _ => {
                     notes.push(format!(
                         "{} is unreadable; files it listed are left alone",
@@ -78,10 +152,68 @@ impl DataDir {
         };
         d.manifest.version = MANIFEST_VERSION;
         d.manifest.next_id = d.manifest.next_id.max(1);
-        // Drop entries whose files are gone (deleted by hand).
-        d.manifest.files.retain(|e| d.root.join(&e.name).exists());
+        // Forget entries whose files are gone (deleted by hand), and entries that do not name a
+        // file trackbench created (a forged or damaged entry, a file replaced since): those files
+        // are left alone, and said so.
+        let files = std::mem::take(&mut d.manifest.files);
+        for e in files {
+            match d.ownership(&e) {
+                Ownership::Ours => d.manifest.files.push(e),
+                Ownership::Missing => {}
+                Ownership::NotOurs(why) => d.notes.push(format!(
+                    "{}: {why}; left alone and dropped from the manifest",
+                    d.root.join(&e.name).display()
+                )),
+            }
+        }
         d.save()?;
         Ok(d)
+    }
+
+    /// Whether the file an entry names is the one trackbench created (see `Ownership`).
+    fn ownership(&self, e: &Entry) -> Ownership {
+        if !is_own_name(&e.name) {
+            return Ownership::NotOurs("not a name trackbench gives its files");
+        }
+        let p = self.root.join(&e.name);
+        let m = match fs::symlink_metadata(&p) {
+            Ok(m) => m,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ownership::Missing,
+            Err(_) => return Ownership::NotOurs("cannot be inspected"),
+        };
+        if !m.file_type().is_file() {
+            return Ownership::NotOurs("not a regular file");
+        }
+        match (e.identity, e.reserved_ns) {
+            (Some(id), _) => {
+                let now = Identity::of(&m);
+                let same = now.dev == id.dev
+                    && now.ino == id.ino
+                    && (id.born_ns.is_none() || now.born_ns == id.born_ns);
+                if same {
+                    Ownership::Ours
+                } else {
+                    Ownership::NotOurs("not the file trackbench created under this name")
+                }
+            }
+            // Reserved, then the run stopped before it recorded what it created.
+            (None, Some(reserved)) => match born_ns(&m) {
+                Some(b) if b + COARSE_CLOCK_NS < reserved => {
+                    Ownership::NotOurs("older than trackbench's claim to the name")
+                }
+                Some(b) if b > reserved.saturating_add(RESERVATION_WINDOW_NS) => {
+                    Ownership::NotOurs("created long after trackbench claimed the name")
+                }
+                Some(_) => Ownership::Ours,
+                None if tagged(&p, e.content_id) => Ownership::Ours,
+                None => Ownership::NotOurs(
+                    "trackbench cannot tell that it created it (this filesystem keeps no birth times)",
+                ),
+            },
+            // A manifest of version 1: trackbench's own content tags prove the file.
+            (None, None) if tagged(&p, e.content_id) => Ownership::Ours,
+            (None, None) => Ownership::NotOurs("trackbench cannot tell that it created it"),
+        }
     }
 
     pub fn root(&self) -> &Path {
@@ -104,27 +236,39 @@ impl DataDir {
         &self.manifest.files
     }
 
-    /// Records a new file before it is created, so that even a killed run's files are known.
-    /// Any incomplete file under the same name is deleted first.
+    /// Creates a new, empty file of trackbench's (see `register_many`).
     pub fn register(&mut self, name: &str, key: &str, size_bytes: u64) -> Result<(PathBuf, u32)> {
         let mut v = self.register_many(&[(name.to_string(), key.to_string(), size_bytes)])?;
         Ok(v.remove(0))
     }
 
-    /// Records many new files at once (one manifest write): `(name, key, size)` each.
+    /// Creates new, empty files, `(name, key, size)` each, and lists them in the manifest: the
+    /// names are reserved first (so even a killed run's files are known), then each file is
+    /// created, never opened if something is already there, and its identity recorded (two
+    /// manifest writes for the batch). Earlier files of trackbench's under these names are
+    /// deleted first. A file under one of the names that trackbench did not create stops the
+    /// run with an error and is left alone.
     pub fn register_many(
         &mut self,
         items: &[(String, String, u64)],
     ) -> Result<Vec<(PathBuf, u32)>> {
-        let mut out = Vec::with_capacity(items.len());
-        for (name, key, size) in items {
-            assert!(
-                !name.contains('/') && name != LOCK_NAME && name != MANIFEST_NAME,
-                "data file names are plain and not reserved: {name}"
-            );
+        if let Some((name, _, _)) = items.iter().find(|(n, _, _)| !is_own_name(n)) {
+            return Err(Error::invalid(
+                "data file name",
+                name,
+                "a plain name such as play-0001.wav",
+            ));
+        }
+        for (name, _, _) in items {
             if let Some(i) = self.manifest.files.iter().position(|e| &e.name == name) {
                 self.delete_at(i)?;
             }
+        }
+        let reserved_ns = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        let first = self.manifest.files.len();
+        for (name, key, size) in items {
             let id = self.manifest.next_id;
             self.manifest.next_id += 1;
             self.manifest.files.push(Entry {
@@ -133,11 +277,45 @@ impl DataDir {
                 size_bytes: *size,
                 content_id: id,
                 complete: false,
+                identity: None,
+                reserved_ns: Some(reserved_ns),
             });
-            out.push((self.root.join(name), id));
         }
         self.save()?;
-        Ok(out)
+        let mut out = Vec::with_capacity(items.len());
+        let mut failure = None;
+        for e in &mut self.manifest.files[first..] {
+            let p = self.root.join(&e.name);
+            match create_new(&p) {
+                Ok(m) => {
+                    e.identity = Some(Identity::of(&m));
+                    out.push((p, e.content_id));
+                }
+                Err(err) => {
+                    failure = Some(if err.kind() == std::io::ErrorKind::AlreadyExists {
+                        Error::BadTarget {
+                            path: p,
+                            reason: "is in trackbench's data directory, but trackbench did not create it; it is left alone: move it elsewhere and run again".into(),
+                        }
+                    } else {
+                        Error::io(format!("cannot create {}", p.display()), err)
+                    });
+                    break;
+                }
+            }
+        }
+        if failure.is_some() {
+            // Names not created are no longer claimed.
+            let created: Vec<Entry> = self
+                .manifest
+                .files
+                .drain(first..)
+                .filter(|e| e.identity.is_some())
+                .collect();
+            self.manifest.files.extend(created);
+        }
+        self.save()?;
+        failure.map_or(Ok(out), Err)
     }
 
     /// Marks a registered file as fully written.
@@ -174,14 +352,21 @@ impl DataDir {
         first_err.map_or(Ok(()), Err)
     }
 
+    /// Deletes the file of entry `i` if it is the one trackbench created (else it is left alone,
+    /// with a note) and forgets the entry. The caller writes the manifest once for a batch.
     fn delete_at(&mut self, i: usize) -> Result<()> {
         let p = self.root.join(&self.manifest.files[i].name);
-        match fs::remove_file(&p) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(Error::io(format!("cannot delete {}", p.display()), e)),
+        match self.ownership(&self.manifest.files[i]) {
+            Ownership::Ours => match fs::remove_file(&p) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(Error::io(format!("cannot delete {}", p.display()), e)),
+            },
+            Ownership::Missing => {}
+            Ownership::NotOurs(why) => self
+                .notes
+                .push(format!("{}: {why}; left alone", p.display())),
         }
-        // The caller writes the manifest once for a batch.
         self.manifest.files.remove(i);
         Ok(())
     }
@@ -212,10 +397,13 @@ impl DataDir {
             .map_err(|e| Error::io(format!("cannot write {}", dst.display()), e))
     }
 
-    /// Ends the run: without `keep`, deletes every file in the manifest, the manifest, the lock and
-    /// the directory (if nothing else is in it); with `keep`, leaves the files and the manifest.
-    pub fn close(mut self) -> Result<()> {
-        self.cleanup()
+    /// Ends the run: without `keep`, deletes every file in the manifest that is still the one
+    /// trackbench created, then the manifest, the lock and the directory (if nothing else is in
+    /// it); with `keep`, leaves the files and the manifest. Returns notes on files left alone.
+    pub fn close(mut self) -> Result<Vec<String>> {
+        let before = self.notes.len();
+        self.cleanup()?;
+        Ok(self.notes.split_off(before))
     }
 
     fn cleanup(&mut self) -> Result<()> {
@@ -248,24 +436,122 @@ impl Drop for DataDir {
     }
 }
 
-/// Removes trackbench's data from `target` (the `clean` command): files listed in the manifest, the
-/// manifest, the lock and the directory if it is then empty. Returns the files removed and the
-/// names of files found there that trackbench did not create (left alone).
-pub fn clean(target: &Path) -> Result<(Vec<Entry>, Vec<String>)> {
+/// What `clean` did.
+#[derive(Debug, Default)]
+pub struct Cleaned {
+    /// Files removed: name and size on disk.
+    pub removed: Vec<(String, u64)>,
+    /// Names found in the data directory that trackbench did not create (left alone).
+    pub foreign: Vec<String>,
+    /// Why files listed in the manifest were left alone.
+    pub notes: Vec<String>,
+}
+
+/// Removes trackbench's data from `target` (the `clean` command): files listed in the manifest
+/// that are still the ones trackbench created, the manifest, the lock and the directory if it is
+/// then empty.
+pub fn clean(target: &Path) -> Result<Cleaned> {
     let root = target.join(DIR_NAME);
-    if !root.is_dir() {
-        return Ok((Vec::new(), Vec::new()));
+    let Ok(m) = fs::symlink_metadata(&root) else {
+        return Ok(Cleaned::default());
+    };
+    if m.is_dir() && !root.join(MANIFEST_NAME).exists() && check_own_dir(&root).is_err() {
+        // Nothing of trackbench's is listed there: report what is there, touch nothing.
+        let mut out = Cleaned::default();
+        if let Ok(rd) = fs::read_dir(&root) {
+            out.foreign = rd
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect();
+        }
+        return Ok(out);
     }
-    let d = DataDir::open(target, false)?;
-    let removed = d.manifest.files.clone();
-    d.close()?;
-    let mut foreign = Vec::new();
-    if let Ok(rd) = fs::read_dir(&root) {
-        for e in rd.flatten() {
-            foreign.push(e.file_name().to_string_lossy().into_owned());
+    let mut d = DataDir::open(target, false)?;
+    let mut out = Cleaned {
+        notes: std::mem::take(&mut d.notes),
+        ..Cleaned::default()
+    };
+    // open() kept only entries naming trackbench's own files: these are what close() deletes.
+    for e in &d.manifest.files {
+        if let Ok(m) = fs::symlink_metadata(d.root.join(&e.name)) {
+            out.removed.push((e.name.clone(), m.len()));
         }
     }
-    Ok((removed, foreign))
+    out.notes.extend(d.close()?);
+    if let Ok(rd) = fs::read_dir(&root) {
+        for e in rd.flatten() {
+            out.foreign
+                .push(e.file_name().to_string_lossy().into_owned());
+        }
+    }
+    Ok(out)
+}
+
+/// Refuses a `trackbench-data` that trackbench must not use: a symbolic link (its lock, manifest
+/// and files would land wherever it points), something other than a directory, or a directory
+/// with files in it but no manifest (someone else's, or one whose manifest was removed).
+fn check_own_dir(root: &Path) -> Result<()> {
+    let m = match fs::symlink_metadata(root) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(Error::io(format!("cannot inspect {}", root.display()), e)),
+    };
+    let refuse = |reason: &str| {
+        Err(Error::BadTarget {
+            path: root.to_path_buf(),
+            reason: format!(
+                "{reason}; trackbench keeps its test files in a directory of its own there and will not use this one: move it away or choose another target"
+            ),
+        })
+    };
+    if m.file_type().is_symlink() {
+        return refuse("is a symbolic link");
+    }
+    if !m.is_dir() {
+        return refuse("is not a directory");
+    }
+    if root.join(MANIFEST_NAME).exists() {
+        return Ok(());
+    }
+    let rd =
+        fs::read_dir(root).map_err(|e| Error::io(format!("cannot list {}", root.display()), e))?;
+    // What a run leaves before its first manifest write, if it is killed then.
+    let own = [LOCK_NAME.to_string(), format!("{MANIFEST_NAME}.tmp")];
+    let others: Vec<String> = rd
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| !own.contains(n))
+        .collect();
+    if others.is_empty() {
+        Ok(())
+    } else {
+        refuse(&format!(
+            "holds {} but no {MANIFEST_NAME}, so it is not trackbench's",
+            others.join(", ")
+        ))
+    }
+}
+
+/// Creates an empty file that did not exist (never follows a link, never opens what is there).
+fn create_new(path: &Path) -> std::io::Result<fs::Metadata> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o644)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)?;
+    f.metadata()
+}
+
+/// True when the first audio block of `path` carries trackbench's tag for `content_id`.
+fn tagged(path: &Path, content_id: u32) -> bool {
+    use std::os::unix::fs::FileExt;
+    let mut tag = [0u8; 16];
+    fs::File::open(path)
+        .and_then(|f| f.read_exact_at(&mut tag, crate::audio::DATA_OFFSET))
+        .is_ok()
+        && crate::content::check_tag(&tag, content_id, crate::audio::DATA_OFFSET)
 }
 
 fn take_lock(root: &Path, notes: &mut Vec<String>) -> Result<File> {
@@ -379,9 +665,10 @@ mod tests {
             "never delete what is not ours"
         );
         assert!(!root.join(LOCK_NAME).exists());
-        let (removed, foreign) = clean(t.path()).unwrap();
-        assert!(removed.is_empty());
-        assert_eq!(foreign, vec!["users-file".to_string()]);
+        let c = clean(t.path()).unwrap();
+        assert!(c.removed.is_empty());
+        assert_eq!(c.foreign, vec!["users-file".to_string()]);
+        assert_eq!(fs::read(root.join("users-file")).unwrap(), b"mine");
     }
 
     #[test]
@@ -416,5 +703,297 @@ mod tests {
         );
         d.close().unwrap();
         assert!(!root.exists());
+    }
+
+    fn with_manifest(target: &Path, files: serde_json::Value) {
+        let root = target.join(DIR_NAME);
+        fs::create_dir_all(&root).unwrap();
+        let m = serde_json::json!({"version": 1, "next_id": 50, "files": files});
+        fs::write(root.join(MANIFEST_NAME), m.to_string()).unwrap();
+    }
+
+    fn entry(name: &str) -> serde_json::Value {
+        serde_json::json!({"name": name, "key": "k", "size_bytes": 1, "content_id": 7, "complete": true})
+    }
+
+    #[test]
+    fn a_users_file_under_one_of_our_names_is_never_deleted() {
+        let t = tempfile::tempdir().unwrap();
+        let mut d = DataDir::open(t.path(), false).unwrap();
+        let take = d.root().join("seq.wav");
+        fs::write(&take, b"a take").unwrap();
+        let e = d.register("seq.wav", "k", 10).unwrap_err();
+        assert!(e.to_string().contains("did not create it"), "{e}");
+        assert!(d.entries().is_empty(), "an uncreated name is not claimed");
+        // Several names, the second one taken: the first is ours and goes, the rest is unclaimed.
+        fs::write(d.root().join("play-0001.wav"), b"another take").unwrap();
+        let items: Vec<(String, String, u64)> = (0..3)
+            .map(|i| (format!("play-{i:04}.wav"), format!("k{i}"), 1))
+            .collect();
+        assert!(d.register_many(&items).is_err());
+        assert_eq!(d.entries().len(), 1);
+        assert_eq!(d.entries()[0].name, "play-0000.wav");
+        d.close().unwrap();
+        assert_eq!(fs::read(&take).unwrap(), b"a take");
+        assert_eq!(
+            fs::read(t.path().join(DIR_NAME).join("play-0001.wav")).unwrap(),
+            b"another take"
+        );
+        assert!(!t.path().join(DIR_NAME).join("play-0000.wav").exists());
+    }
+
+    #[test]
+    fn a_file_replaced_since_it_was_created_is_left_alone() {
+        let t = tempfile::tempdir().unwrap();
+        let mut d = DataDir::open(t.path(), true).unwrap();
+        let (p, _) = d.register("a.wav", "k", 10).unwrap();
+        d.mark_complete("a.wav").unwrap();
+        d.close().unwrap();
+        // The user deletes trackbench's file and saves one of theirs under the name (later:
+        // birth times from a coarse clock tell files apart only across its ticks).
+        fs::remove_file(&p).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(30));
+        let other = p.with_file_name("x.tmp");
+        fs::write(&other, b"mine").unwrap();
+        fs::rename(&other, &p).unwrap();
+        let d = DataDir::open(t.path(), false).unwrap();
+        assert!(d.find("k").is_none(), "never reused");
+        assert!(
+            d.notes.iter().any(|n| n.contains("left alone")),
+            "{:?}",
+            d.notes
+        );
+        d.close().unwrap();
+        assert_eq!(fs::read(&p).unwrap(), b"mine");
+    }
+
+    #[test]
+    fn manifest_entries_that_are_not_our_names_are_left_alone() {
+        let t = tempfile::tempdir().unwrap();
+        let outside = t.path().join("user.wav");
+        fs::write(&outside, b"keep me").unwrap();
+        let abs = outside.to_string_lossy().into_owned();
+        with_manifest(
+            t.path(),
+            serde_json::json!([
+                entry("../user.wav"),
+                entry(&abs),
+                entry("lock"),
+                entry("manifest.json"),
+                entry(".hidden.wav"),
+                entry("sub/a.wav"),
+            ]),
+        );
+        let d = DataDir::open(t.path(), false).unwrap();
+        assert!(d.entries().is_empty());
+        assert_eq!(d.notes.len(), 6, "{:?}", d.notes);
+        d.close().unwrap();
+        assert_eq!(fs::read(&outside).unwrap(), b"keep me");
+        let c = clean(t.path()).unwrap();
+        assert!(c.removed.is_empty());
+        assert_eq!(fs::read(&outside).unwrap(), b"keep me");
+    }
+
+    #[test]
+    fn a_linked_or_foreign_data_directory_is_refused() {
+        let t = tempfile::tempdir().unwrap();
+        let elsewhere = t.path().join("elsewhere");
+        fs::create_dir(&elsewhere).unwrap();
+        fs::write(elsewhere.join("seq.wav"), b"take").unwrap();
+        let target = t.path().join("target");
+        fs::create_dir(&target).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, target.join(DIR_NAME)).unwrap();
+        let e = DataDir::open(&target, false)
+            .err()
+            .expect("a link is refused");
+        assert!(e.to_string().contains("symbolic link"), "{e}");
+        assert!(clean(&target).is_err());
+        assert_eq!(
+            fs::read_dir(&elsewhere).unwrap().count(),
+            1,
+            "nothing written there"
+        );
+        // A directory of someone else's under our name.
+        let other = t.path().join("other");
+        fs::create_dir_all(other.join(DIR_NAME)).unwrap();
+        fs::write(other.join(DIR_NAME).join("seq.wav"), b"take").unwrap();
+        let e = DataDir::open(&other, false).err().expect("not ours");
+        assert!(e.to_string().contains("not trackbench's"), "{e}");
+        let c = clean(&other).unwrap();
+        assert_eq!(c.foreign, vec!["seq.wav".to_string()]);
+        assert_eq!(
+            fs::read(other.join(DIR_NAME).join("seq.wav")).unwrap(),
+            b"take"
+        );
+        // A file under our name, or a directory left with only a lock, are fine.
+        let file = t.path().join("file");
+        fs::create_dir(&file).unwrap();
+        fs::write(file.join(DIR_NAME), b"x").unwrap();
+        assert!(DataDir::open(&file, false).is_err());
+        let stale = t.path().join("stale");
+        fs::create_dir_all(stale.join(DIR_NAME)).unwrap();
+        fs::write(stale.join(DIR_NAME).join(LOCK_NAME), b"1\n").unwrap();
+        DataDir::open(&stale, false).unwrap().close().unwrap();
+        assert!(!stale.join(DIR_NAME).exists());
+    }
+
+    #[test]
+    fn a_damaged_manifest_never_leads_to_deleting_what_it_listed() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path().join(DIR_NAME);
+        fs::create_dir(&root).unwrap();
+        fs::write(root.join(MANIFEST_NAME), b"{not json").unwrap();
+        fs::write(root.join("play-0000.wav"), b"take").unwrap();
+        let mut d = DataDir::open(t.path(), false).unwrap();
+        assert!(d.notes.iter().any(|n| n.contains("unreadable")));
+        assert!(d.register("play-0000.wav", "k", 1).is_err());
+        d.close().unwrap();
+        assert_eq!(fs::read(root.join("play-0000.wav")).unwrap(), b"take");
+    }
+
+    #[test]
+    fn a_killed_runs_files_are_recognised_by_birth_time_or_tags() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path().join(DIR_NAME);
+        fs::create_dir(&root).unwrap();
+        // Version 1 entries: a file with trackbench's tag for its id goes, an untagged one stays.
+        let mut tagged_file = vec![0u8; 2 * 4096];
+        crate::content::fill_range(&mut tagged_file[4096..], 7, 4096);
+        fs::write(root.join("span-0000.wav"), &tagged_file).unwrap();
+        fs::write(root.join("span-0001.wav"), vec![1u8; 2 * 4096]).unwrap();
+        // A reservation made before the user's file was there is not a claim on it; one made
+        // before trackbench created the file is.
+        fs::write(root.join("play-0000.wav"), b"older take").unwrap();
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos() as u64;
+        let mut early = entry("play-0000.wav");
+        early["reserved_ns"] = serde_json::json!(now + 3_600_000_000_000);
+        let mut ours = entry("play-0001.wav");
+        ours["reserved_ns"] = serde_json::json!(now - 1_000_000_000);
+        fs::write(root.join("play-0001.wav"), b"").unwrap();
+        let mut stale = entry("play-0002.wav");
+        stale["reserved_ns"] = serde_json::json!(now - 3_600_000_000_000);
+        fs::write(root.join("play-0002.wav"), b"put there long after").unwrap();
+        with_manifest(
+            t.path(),
+            serde_json::json!([
+                entry("span-0000.wav"),
+                entry("span-0001.wav"),
+                early,
+                ours,
+                stale
+            ]),
+        );
+        let born_known = fs::metadata(root.join("play-0001.wav"))
+            .unwrap()
+            .created()
+            .is_ok();
+        let d = DataDir::open(t.path(), false).unwrap();
+        d.close().unwrap();
+        assert!(!root.join("span-0000.wav").exists());
+        assert_eq!(
+            fs::read(root.join("span-0001.wav")).unwrap(),
+            vec![1u8; 2 * 4096]
+        );
+        assert_eq!(fs::read(root.join("play-0000.wav")).unwrap(), b"older take");
+        assert_eq!(root.join("play-0001.wav").exists(), !born_known);
+        assert_eq!(
+            fs::read(root.join("play-0002.wav")).unwrap(),
+            b"put there long after"
+        );
+    }
+
+    #[test]
+    fn own_names_are_plain_and_of_our_pattern() {
+        for ok in [
+            "seq.wav",
+            "play-0000.wav",
+            "rec-12345.wav",
+            "f3-0001.wav",
+            "a.wav",
+        ] {
+            assert!(is_own_name(ok), "{ok}");
+        }
+        for bad in [
+            "",
+            ".wav",
+            "../a.wav",
+            "/tmp/a.wav",
+            "a/b.wav",
+            "lock",
+            "manifest.json",
+            ".hidden.wav",
+            "Seq.wav",
+            "a-.wav",
+            "a-b.wav",
+            "a-1-2.wav",
+            "a.wav.tmp",
+            "a b.wav",
+        ] {
+            assert!(!is_own_name(bad), "{bad}");
+        }
+        assert!(!is_own_name(&format!("{}.wav", "a".repeat(70))));
+    }
+
+    use proptest::strategy::Strategy;
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+        /// Whatever a manifest says, opening and cleaning never panics and never touches a file
+        /// outside the data directory, nor one inside it that trackbench did not create.
+        #[test]
+        fn any_manifest_leaves_other_files_alone(
+            names in proptest::collection::vec(
+                proptest::prop_oneof![
+                    "[a-z./-]{0,12}",
+                    proptest::strategy::Just("../outside.wav".to_string()),
+                    proptest::strategy::Just("user.wav".to_string()),
+                    proptest::strategy::Just("play-0000.wav".to_string()),
+                    proptest::strategy::Just("..".to_string()),
+                    proptest::strategy::Just("/".to_string()),
+                ],
+                0..8,
+            ),
+            ids in proptest::collection::vec(0u32..100, 8),
+            // A claim on the name made after the files below existed, or long before.
+            reserved in proptest::option::of(proptest::prop_oneof![
+                (25_000_000u64..86_400_000_000_000).prop_map(|d| (true, d)),
+                (660_000_000_000u64..4_000_000_000_000_000_000).prop_map(|d| (false, d)),
+            ]),
+            raw in proptest::option::of("[ -~]{0,40}"),
+        ) {
+            let t = tempfile::tempdir().unwrap();
+            let root = t.path().join(DIR_NAME);
+            fs::create_dir(&root).unwrap();
+            fs::write(t.path().join("outside.wav"), b"outside").unwrap();
+            fs::write(root.join("user.wav"), b"user").unwrap();
+            fs::write(root.join("play-0000.wav"), b"user take").unwrap();
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos() as u64;
+            let reserved = reserved.map(|(after, d)| if after { now + d } else { now.saturating_sub(d) });
+            let files: Vec<_> = names
+                .iter()
+                .zip(&ids)
+                .map(|(n, id)| serde_json::json!({
+                    "name": n, "key": "k", "size_bytes": 1, "content_id": id,
+                    "complete": true, "reserved_ns": reserved,
+                }))
+                .collect();
+            let text = raw.unwrap_or_else(|| {
+                serde_json::json!({"version": 2, "next_id": 1, "files": files}).to_string()
+            });
+            fs::write(root.join(MANIFEST_NAME), text).unwrap();
+            if let Ok(d) = DataDir::open(t.path(), false) {
+                let _ = d.close();
+            }
+            let _ = clean(t.path());
+            proptest::prop_assert_eq!(fs::read(t.path().join("outside.wav")).unwrap(), b"outside");
+            proptest::prop_assert_eq!(fs::read(root.join("user.wav")).unwrap(), b"user");
+            proptest::prop_assert_eq!(fs::read(root.join("play-0000.wav")).unwrap(), b"user take");
+        }
     }
 }

@@ -221,7 +221,11 @@ fn measure_with(
     if let Some(d) = data.take() {
         let kept = d.keep().then(|| d.root().to_path_buf());
         match d.close() {
-            Ok(()) => {
+            Ok(notes) => {
+                for n in notes {
+                    bars.note(&format!("note: {n}"));
+                    doc.warnings.push(n);
+                }
                 if let Some(root) = kept {
                     bars.note(&format!(
                         "test files kept in {} (remove them with: trackbench clean {})",
@@ -276,21 +280,24 @@ fn clean(path: &Path) -> Result<ExitCode> {
             t.kind.describe()
         );
     }
-    let (removed, foreign) = datadir::clean(&t.path)?;
-    if removed.is_empty() && foreign.is_empty() && !t.path.join(datadir::DIR_NAME).exists() {
+    let c = datadir::clean(&t.path)?;
+    for n in &c.notes {
+        println!("note: {n}");
+    }
+    if c.removed.is_empty() && c.foreign.is_empty() && !t.path.join(datadir::DIR_NAME).exists() {
         println!("nothing to clean in {}", t.path.display());
     } else {
-        let bytes: u64 = removed.iter().map(|e| e.size_bytes).sum();
+        let bytes: u64 = c.removed.iter().map(|r| r.1).sum();
         println!(
             "removed {} file(s), {} from {}",
-            removed.len(),
+            c.removed.len(),
             fmt_size(bytes),
             t.path.join(datadir::DIR_NAME).display()
         );
-        if !foreign.is_empty() {
+        if !c.foreign.is_empty() {
             println!(
                 "left alone (not created by trackbench): {}",
-                foreign.join(", ")
+                c.foreign.join(", ")
             );
         }
     }

@@ -138,10 +138,9 @@ pub struct Opened {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OpenMode {
     ReadOnly,
-    /// Read and write an existing file of ours.
+    /// Read and write an existing file of ours (created by the data directory, which alone
+    /// creates files; a link in its place is refused).
     ReadWrite,
-    /// Create a new file of ours (fails if it exists).
-    Create,
 }
 
 /// Opens `path` with O_DIRECT unless `cached`; where the filesystem refuses O_DIRECT (tmpfs, some
@@ -150,16 +149,15 @@ pub fn open(path: &Path, mode: OpenMode, cached: bool) -> Result<Opened> {
     let build = |direct: bool| {
         let mut o = OpenOptions::new();
         o.read(true);
-        match mode {
-            OpenMode::ReadOnly => {}
-            OpenMode::ReadWrite => {
-                o.write(true);
-            }
-            OpenMode::Create => {
-                o.write(true).create_new(true);
-            }
+        let mut flags = libc::O_CLOEXEC;
+        if mode == OpenMode::ReadWrite {
+            o.write(true);
+            flags |= libc::O_NOFOLLOW;
         }
-        o.custom_flags(if direct { libc::O_DIRECT } else { 0 } | libc::O_CLOEXEC);
+        if direct {
+            flags |= libc::O_DIRECT;
+        }
+        o.custom_flags(flags);
         o.open(path)
     };
     if cached {
@@ -177,10 +175,6 @@ pub fn open(path: &Path, mode: OpenMode, cached: bool) -> Result<Opened> {
             direct_refused: false,
         }),
         Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
-            // A create that failed on O_DIRECT may have left the file behind on some kernels.
-            if mode == OpenMode::Create {
-                let _ = std::fs::remove_file(path);
-            }
             let file = build(false).map_err(|e| open_error(path, e))?;
             Ok(Opened {
                 file,

@@ -3,7 +3,7 @@
 //! and out of ring memory, serially (pread/pwrite) or in parallel (io_uring).
 
 use super::butler::{Planner, Request};
-use super::ring::Ring;
+use super::ring::{Ring, RingMemory};
 use super::telemetry::IdleLog;
 use super::tick::Tick;
 use super::{ButlerMode, Direction, StreamOutcome, StreamSpec, Track, stagger};
@@ -91,12 +91,15 @@ fn go_realtime() -> (bool, Option<String>) {
 }
 
 /// Runs `spec` on real files: `play` for the playback tracks, `record` for the capture tracks (new,
-/// empty files of ours). Returns the outcome and the bytes each record track wrote.
+/// empty files of ours). Ring memory comes from `rings` and goes back to it afterwards, so the
+/// probes of a search allocate it once. Returns the outcome and the bytes each record track
+/// wrote.
 pub fn run(
     spec: &StreamSpec,
     play: &[StreamFile<'_>],
     record: &[StreamFile<'_>],
     device: Option<&crate::target::DeviceInfo>,
+    rings: &mut RingMemory,
     ctl: &Control<'_>,
 ) -> Result<(StreamOutcome, Vec<u64>)> {
     spec.validate()?;
@@ -117,10 +120,29 @@ pub fn run(
         .map(|f| (Direction::Play, f))
         .chain(record.iter().map(|f| (Direction::Record, f)))
         .map(|(dir, f)| {
-            let ring = Ring::new(cap, chunk, true);
+            let ring = Ring::from_memory(cap, chunk, rings);
             Track::new(dir, ring, f.content_id, f.data_start, f.data_len, 0)
         })
         .collect();
+    let out = run_tracks(spec, play, record, &tracks, device, ctl);
+    for t in tracks {
+        if let Some(m) = t.ring.into_memory() {
+            rings.give(m);
+        }
+    }
+    out
+}
+
+/// `run` on tracks whose rings are ready.
+fn run_tracks(
+    spec: &StreamSpec,
+    play: &[StreamFile<'_>],
+    record: &[StreamFile<'_>],
+    tracks: &[Track],
+    device: Option<&crate::target::DeviceInfo>,
+    ctl: &Control<'_>,
+) -> Result<(StreamOutcome, Vec<u64>)> {
+    let cap = spec.ring_bytes();
     let files: Vec<&File> = play.iter().chain(record).map(|f| f.file).collect();
     let paths: Vec<&PathBuf> = play.iter().chain(record).map(|f| &f.path).collect();
     let io = IoSettings {
@@ -165,16 +187,16 @@ pub fn run(
                 &paths,
                 &files,
             );
-            lb.prefill(&tracks, ctl)?;
+            lb.prefill(tracks, ctl)?;
         }
-        _ => b.prefill(&tracks, ctl)?,
+        _ => b.prefill(tracks, ctl)?,
     }
     ctl.progress.end();
     let locate = locate_start.elapsed();
     // Rates and latencies describe the run itself, not the prefill.
     b.read_bytes = 0;
     b.read_lat = LatencyHist::default();
-    stagger(spec, &tracks);
+    stagger(spec, tracks);
     b.planner.invalidate();
     let played = || -> u64 {
         tracks
@@ -307,14 +329,14 @@ pub fn run(
         .map(|(b, a)| b.saturating_sub(a));
     let played_bytes = played() - played0;
     // Finish what is in flight, then write out what the capture rings still hold.
-    b.drain(&tracks)?;
+    b.drain(tracks)?;
     if spec.record_tracks > 0 {
         loop {
-            b.issue(&tracks, false, true)?;
+            b.issue(tracks, false, true)?;
             if b.planner.in_flight() == 0 {
                 break;
             }
-            b.reap(&tracks)?;
+            b.reap(tracks)?;
         }
     }
     let tr = tick_result;
@@ -333,7 +355,7 @@ pub fn run(
     let ran_s = ran.as_secs_f64().max(f64::MIN_POSITIVE);
     let mut out = super::assemble(
         spec,
-        &tracks,
+        tracks,
         tr.tick,
         super::RunEnd {
             locate_ns: locate.as_nanos() as u64,

@@ -34,10 +34,34 @@ impl Ring {
             chunk > 0 && chunk.is_multiple_of(4096),
             "ring chunk {chunk} must be a multiple of 4096"
         );
-        let slots = capacity_bytes.div_ceil(chunk).max(2);
-        let capacity = slots * chunk;
+        let capacity = Self::slots(capacity_bytes, chunk) * chunk;
+        let mem = with_memory.then(|| AlignedBuf::new(capacity as usize));
+        Self::with(mem, capacity, chunk)
+    }
+
+    /// A ring like `new(capacity_bytes, chunk, true)` whose memory comes from `memory` (reused
+    /// from an earlier run when it has some of the right size). Give it back with `into_memory`.
+    pub fn from_memory(capacity_bytes: u64, chunk: u64, memory: &mut RingMemory) -> Ring {
+        assert!(
+            chunk > 0 && chunk.is_multiple_of(4096),
+            "ring chunk {chunk} must be a multiple of 4096"
+        );
+        let capacity = Self::slots(capacity_bytes, chunk) * chunk;
+        Self::with(Some(memory.take(capacity as usize)), capacity, chunk)
+    }
+
+    /// The ring's memory, for the next run's rings.
+    pub fn into_memory(self) -> Option<AlignedBuf> {
+        self.mem.map(UnsafeCell::into_inner)
+    }
+
+    fn slots(capacity_bytes: u64, chunk: u64) -> u64 {
+        capacity_bytes.div_ceil(chunk).max(2)
+    }
+
+    fn with(mem: Option<AlignedBuf>, capacity: u64, chunk: u64) -> Ring {
         Ring {
-            mem: with_memory.then(|| UnsafeCell::new(AlignedBuf::new(capacity as usize))),
+            mem: mem.map(UnsafeCell::new),
             capacity,
             chunk,
             head: AtomicU64::new(0),
@@ -184,10 +208,72 @@ impl Ring {
     }
 }
 
+/// Ring memory kept between the runs of a search. Each probe would otherwise allocate and touch
+/// gigabytes afresh: on a virtual machine whose host backs guest memory on first touch, 9000
+/// one-MiB rings took 25 s to allocate, longer than the probe streamed.
+#[derive(Default)]
+pub struct RingMemory {
+    spare: Vec<AlignedBuf>,
+}
+
+impl RingMemory {
+    pub fn new() -> RingMemory {
+        RingMemory::default()
+    }
+
+    /// A buffer of `len` bytes: a spare one of that length, else a new one. Spares of another
+    /// length are freed (a search keeps one ring size).
+    fn take(&mut self, len: usize) -> AlignedBuf {
+        while let Some(b) = self.spare.pop() {
+            if b.len() == len {
+                return b;
+            }
+        }
+        AlignedBuf::new(len)
+    }
+
+    /// Keeps `buf` for a later ring.
+    pub fn give(&mut self, buf: AlignedBuf) {
+        self.spare.push(buf);
+    }
+
+    /// Bytes held for later rings.
+    pub fn spare_bytes(&self) -> u64 {
+        self.spare.iter().map(|b| b.len() as u64).sum()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn ring_memory_is_reused_at_the_same_size_and_freed_otherwise() {
+        let mut m = RingMemory::new();
+        let r = Ring::from_memory(3 * 4096, 4096, &mut m);
+        assert_eq!(r.capacity(), 3 * 4096);
+        assert!(r.has_memory());
+        let p = unsafe { r.ptr(0) }.unwrap();
+        m.give(r.into_memory().unwrap());
+        assert_eq!(m.spare_bytes(), 3 * 4096);
+        let again = Ring::from_memory(3 * 4096, 4096, &mut m);
+        assert_eq!(
+            unsafe { again.ptr(0) }.unwrap(),
+            p,
+            "the same memory, not a new buffer"
+        );
+        assert_eq!(m.spare_bytes(), 0);
+        m.give(again.into_memory().unwrap());
+        let other = Ring::from_memory(8 * 4096, 4096, &mut m);
+        assert_eq!(other.capacity(), 8 * 4096);
+        assert_eq!(
+            m.spare_bytes(),
+            0,
+            "a spare of another size is freed, not kept"
+        );
+        assert!(Ring::new(8192, 4096, false).into_memory().is_none());
+    }
 
     #[test]
     fn capacity_rounds_to_chunks_with_two_at_least() {

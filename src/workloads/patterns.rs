@@ -54,6 +54,52 @@ impl Pattern for Sequential {
     }
 }
 
+/// Each range written (or read) from start to end in `bs`-sized requests, one file after the
+/// next: with several requests in flight only neighbouring files overlap, so each file is laid
+/// down in one piece as a recorded take would be.
+pub struct FileAfterFile {
+    ranges: Vec<(u64, u64)>,
+    file: usize,
+    at: u64,
+    bs: u32,
+    kind: OpKind,
+}
+
+impl FileAfterFile {
+    pub fn new(kind: OpKind, ranges: Vec<(u64, u64)>, bs: u32) -> Self {
+        assert!(bs > 0, "file after file by 0 bytes");
+        let at = ranges.first().map_or(0, |r| r.0);
+        FileAfterFile {
+            ranges,
+            file: 0,
+            at,
+            bs,
+            kind,
+        }
+    }
+}
+
+impl Pattern for FileAfterFile {
+    fn next_op(&mut self) -> Option<OpSpec> {
+        loop {
+            let &(_, end) = self.ranges.get(self.file)?;
+            if self.at < end {
+                let len = (end - self.at).min(u64::from(self.bs)) as u32;
+                let op = OpSpec {
+                    kind: self.kind,
+                    file: self.file as u32,
+                    offset: self.at,
+                    len,
+                };
+                self.at += u64::from(len);
+                return Some(op);
+            }
+            self.file += 1;
+            self.at = self.ranges.get(self.file).map_or(0, |r| r.0);
+        }
+    }
+}
+
 /// Uniformly random `bs`-aligned requests in `start..end`, a share `read_fraction` of them reads.
 pub struct Random {
     file: u32,
@@ -162,6 +208,24 @@ impl Pattern for RoundRobin {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn file_after_file_covers_each_range_once_in_order() {
+        let mut p = FileAfterFile::new(
+            OpKind::Write,
+            vec![(4096, 4096 + 6144), (0, 0), (4096, 8192)],
+            4096,
+        );
+        let v: Vec<_> = std::iter::from_fn(|| p.next_op())
+            .map(|o| (o.file, o.offset, o.len))
+            .collect();
+        assert_eq!(v, vec![(0, 4096, 4096), (0, 8192, 2048), (2, 4096, 4096)]);
+        assert!(
+            FileAfterFile::new(OpKind::Read, vec![], 4096)
+                .next_op()
+                .is_none()
+        );
+    }
 
     #[test]
     fn sequential_ends_short_and_wraps() {

@@ -13,6 +13,7 @@ use crate::io::driver::Limits;
 use crate::io::{self, BackendKind, OpKind, OpenMode};
 use crate::result::{Metric, RunRow, Section, metric};
 use crate::stream::real::StreamFile;
+use crate::stream::ring::RingMemory;
 use crate::stream::sim::{DeviceModel, simulate};
 use crate::stream::{
     ButlerMode, Policy, Shortcoming, StreamOutcome, StreamSpec, Verdict, min_run_s, real,
@@ -60,7 +61,7 @@ pub struct Streaming {
 }
 
 /// Reads in flight while a search's probe prefills its rings.
-const LOCATE_QUEUE_DEPTH: u32 = 16;
+const LOCATE_QUEUE_DEPTH: u32 = 32;
 
 /// Longest playback file: reads wrap around at its end, as a looping DAW transport would.
 const PLAY_FILE_MAX_S: f64 = 8.0;
@@ -75,10 +76,15 @@ impl Streaming {
     }
 
     /// One run at the spec's counts, simulated or real.
-    fn one(&self, env: &mut Env<'_>, spec: &StreamSpec) -> Result<StreamOutcome> {
+    fn one(
+        &self,
+        env: &mut Env<'_>,
+        spec: &StreamSpec,
+        rings: &mut RingMemory,
+    ) -> Result<StreamOutcome> {
         match &self.device {
             Some(m) => simulate(spec, m, env.ctl.cancel),
-            None => self.one_real(env, spec),
+            None => self.one_real(env, spec, rings),
         }
     }
 
@@ -89,7 +95,12 @@ impl Streaming {
         bytes.max(spec.ring_bytes() + spec.policy.chunk_bytes)
     }
 
-    fn one_real(&self, env: &mut Env<'_>, spec: &StreamSpec) -> Result<StreamOutcome> {
+    fn one_real(
+        &self,
+        env: &mut Env<'_>,
+        spec: &StreamSpec,
+        rings: &mut RingMemory,
+    ) -> Result<StreamOutcome> {
         let what = format!("{:?} (it writes test files)", self.kind).to_lowercase();
         let direct = spec.policy.direct;
         let play_len = self.play_len(spec);
@@ -125,7 +136,7 @@ impl Streaming {
         let registered = dd.register_many(&items)?;
         let mut rec: Vec<Span> = Vec::with_capacity(registered.len());
         for (path, id) in registered {
-            let o = io::open(&path, OpenMode::Create, !direct)?;
+            let o = io::open(&path, OpenMode::ReadWrite, !direct)?;
             dataset::write_header(&o.file, &path, &spec.format, rec_len)?;
             if spec.prealloc {
                 // SAFETY: a valid descriptor; the range is ours.
@@ -143,7 +154,8 @@ impl Streaming {
         }
         let pf: Vec<_> = play.iter().map(|s| stream_file(s, s.len())).collect();
         let rf: Vec<_> = rec.iter().map(|s| stream_file(s, rec_len)).collect();
-        let (outcome, written) = real::run(spec, &pf, &rf, env.target.device.as_ref(), &env.ctl)?;
+        let (outcome, written) =
+            real::run(spec, &pf, &rf, env.target.device.as_ref(), rings, &env.ctl)?;
         drop(pf);
         drop(rf);
         // Record files become proper WAV files of what was recorded.
@@ -388,6 +400,8 @@ impl Streaming {
             };
         let first = (guess / per).max(1.0) as u32;
         let (limit, why) = self.limit(env, base, per);
+        // One pool of ring memory for every probe: allocated as counts grow, never twice.
+        let mut rings = RingMemory::new();
         let cap = find_max(first, limit, tolerance, |n, _confirm| {
             let mut s = base.clone();
             (s.play_tracks, s.record_tracks) = counts(n);
@@ -395,7 +409,7 @@ impl Streaming {
             // pass stops at once.
             s.locate_queue_depth = Some(LOCATE_QUEUE_DEPTH);
             s.stop_early = true;
-            match self.one(env, &s) {
+            match self.one(env, &s, &mut rings) {
                 Ok(o) if o.interrupted => Ok(None),
                 Ok(o) => Ok(Some(ProbeResult {
                     verdict: o.verdict,
@@ -581,15 +595,16 @@ fn shortcoming_note(s: &Shortcoming, o: &StreamOutcome) -> String {
 }
 
 /// How long each run lasts when `--duration` is not given: a search's probes as long as it
-/// takes to tell (one ring, then the refill cycles that measure the butler's spare time, with a
-/// cycle and a little scheduling to spare) and no longer; a single run at least 10 s. Simulated
+/// takes to tell (one ring, then the refill cycles that measure the butler's spare time, with
+/// half a second for scheduling to spare: the idle share is taken over whole cycles counted
+/// back from the end, so a longer probe measures nothing more that decides it) and no longer; a single run at least 10 s. Simulated
 /// probes cost no wall time: they run long enough for a small drain to show.
 pub fn planned_duration_s(spec: &StreamSpec, find_max: bool, simulated: bool) -> f64 {
     let min = min_run_s(spec);
     let cycle = crate::stream::refill_cycle_s(spec);
     match (find_max, simulated) {
         (true, true) => (40.0 * spec.ring_s()).max(120.0).max(min + 2.0 * cycle),
-        (true, false) => min + cycle + 0.3,
+        (true, false) => min + 0.5,
         (false, _) => (min + cycle + 1.0).max(10.0),
     }
 }
@@ -712,7 +727,7 @@ impl Workload for Streaming {
         }
         if !self.find_max {
             let spec = self.spec.clone();
-            let o = self.one(env, &spec)?;
+            let o = self.one(env, &spec, &mut RingMemory::new())?;
             if let Some(n) = &o.realtime_note {
                 out.notes.push(format!(
                     "{n}: the tick ran anyway, and its lateness is reported"

@@ -1,0 +1,193 @@
+//! Nothing lost, ever: the binary on temporary directories where a user's files sit under the
+//! names trackbench gives its own, behind a link, or named by a forged manifest. Each test
+//! compares the user's files byte for byte before and after.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+fn tb() -> Command {
+    Command::cargo_bin("trackbench").expect("binary built")
+}
+
+/// Every regular file under `dir` (following no links) with its content.
+fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in fs::read_dir(&d).unwrap().flatten() {
+            let t = e.file_type().unwrap();
+            if t.is_dir() {
+                stack.push(e.path());
+            } else if t.is_file() {
+                out.insert(e.path(), fs::read(e.path()).unwrap());
+            }
+        }
+    }
+    out
+}
+
+/// The names trackbench lays out, as a careless user's takes.
+const OUR_NAMES: [&str; 6] = [
+    "seq.wav",
+    "play-0000.wav",
+    "rec-0000.wav",
+    "span-0000.wav",
+    "sweep-0000.wav",
+    "play-0001.wav",
+];
+
+/// The commands that write, each short.
+fn writing_commands(p: &str) -> Vec<Vec<String>> {
+    let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+    vec![
+        s(&["seq", p, "--size", "16M"]),
+        s(&["mix", p, "--size", "16M", "--duration", "300ms"]),
+        s(&[
+            "sweep",
+            p,
+            "--files",
+            "2",
+            "--file-size",
+            "1M",
+            "--blocks",
+            "64K",
+        ]),
+        s(&["play", p, "--tracks", "2", "--duration", "1s"]),
+        s(&["record", p, "--tracks", "2", "--duration", "1s"]),
+    ]
+}
+
+#[test]
+fn a_users_files_under_our_names_in_a_directory_not_ours_are_never_touched() {
+    let t = tempfile::tempdir().unwrap();
+    let data = t.path().join("trackbench-data");
+    fs::create_dir(&data).unwrap();
+    for n in OUR_NAMES {
+        fs::write(data.join(n), format!("take {n}")).unwrap();
+    }
+    let before = snapshot(t.path());
+    let p = t.path().to_str().unwrap();
+    for args in writing_commands(p) {
+        tb().args(&args)
+            .arg("-q")
+            .assert()
+            .failure()
+            .stderr(predicate::str::contains("not trackbench's"));
+        assert_eq!(snapshot(t.path()), before, "{args:?} changed a user's file");
+    }
+    tb().args(["clean", p])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("left alone"));
+    assert_eq!(snapshot(t.path()), before);
+}
+
+#[test]
+fn a_users_file_beside_ours_stops_the_run_and_is_left_alone() {
+    let t = tempfile::tempdir().unwrap();
+    let p = t.path().to_str().unwrap();
+    // Make the directory trackbench's: a kept run leaves its manifest.
+    tb().args(["seq", p, "--size", "8M", "--keep", "-q"])
+        .assert()
+        .success();
+    let data = t.path().join("trackbench-data");
+    assert!(data.join("manifest.json").exists());
+    for n in OUR_NAMES.iter().filter(|n| **n != "seq.wav") {
+        fs::write(data.join(n), format!("take {n}")).unwrap();
+    }
+    let users: BTreeMap<PathBuf, Vec<u8>> = snapshot(t.path())
+        .into_iter()
+        .filter(|(k, _)| {
+            let n = k.file_name().unwrap().to_str().unwrap();
+            n != "seq.wav" && n != "manifest.json" && n != "lock"
+        })
+        .collect();
+    // With --keep, so that each failed run leaves the directory trackbench's for the next.
+    for args in writing_commands(p).into_iter().skip(1) {
+        tb().args(&args)
+            .args(["-q", "--keep"])
+            .assert()
+            .failure()
+            .stderr(predicate::str::contains("trackbench did not create it"));
+        let now = snapshot(t.path());
+        for (k, v) in &users {
+            assert_eq!(now.get(k), Some(v), "{args:?} changed {}", k.display());
+        }
+    }
+    // The kept file is trackbench's; clean removes it and nothing else.
+    tb().args(["clean", p]).assert().success();
+    assert!(!data.join("seq.wav").exists());
+    let now = snapshot(t.path());
+    for (k, v) in &users {
+        assert_eq!(now.get(k), Some(v));
+    }
+}
+
+#[test]
+fn a_linked_data_directory_is_refused() {
+    let t = tempfile::tempdir().unwrap();
+    let elsewhere = t.path().join("elsewhere");
+    fs::create_dir(&elsewhere).unwrap();
+    fs::write(elsewhere.join("seq.wav"), b"a take elsewhere").unwrap();
+    let target = t.path().join("target");
+    fs::create_dir(&target).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, target.join("trackbench-data")).unwrap();
+    let before = snapshot(t.path());
+    let p = target.to_str().unwrap();
+    for args in writing_commands(p) {
+        tb().args(&args)
+            .arg("-q")
+            .assert()
+            .failure()
+            .stderr(predicate::str::contains("symbolic link"));
+    }
+    tb().args(["clean", p])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("symbolic link"));
+    assert_eq!(snapshot(t.path()), before);
+    assert_eq!(fs::read_dir(&elsewhere).unwrap().count(), 1);
+}
+
+#[test]
+fn a_forged_manifest_cannot_reach_outside_the_data_directory() {
+    let t = tempfile::tempdir().unwrap();
+    let p = t.path().to_str().unwrap();
+    tb().args(["seq", p, "--size", "8M", "--keep", "-q"])
+        .assert()
+        .success();
+    let data = t.path().join("trackbench-data");
+    let outside = t.path().join("user.wav");
+    fs::write(&outside, b"outside").unwrap();
+    let inside = data.join("notes.txt");
+    fs::write(&inside, b"inside").unwrap();
+    let manifest = data.join("manifest.json");
+    let mut m: serde_json::Value = serde_json::from_slice(&fs::read(&manifest).unwrap()).unwrap();
+    let files = m["files"].as_array_mut().unwrap();
+    let forged = |name: &str| serde_json::json!({"name": name, "key": "k", "size_bytes": 1, "content_id": 99, "complete": true});
+    for name in [
+        "../user.wav",
+        outside.to_str().unwrap(),
+        "notes.txt",
+        "lock",
+        "manifest.json",
+    ] {
+        files.push(forged(name));
+    }
+    fs::write(&manifest, m.to_string()).unwrap();
+    // An ordinary run drops the forged entries with a note and deletes none of their files.
+    tb().args(["seq", p, "--size", "8M", "-q"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("left alone"));
+    assert_eq!(fs::read(&outside).unwrap(), b"outside");
+    assert_eq!(fs::read(&inside).unwrap(), b"inside");
+    // The run deleted its own seq.wav; the directory stays for the user's notes.txt.
+    assert!(!data.join("seq.wav").exists());
+    tb().args(["clean", p]).assert().success();
+    assert_eq!(fs::read(&outside).unwrap(), b"outside");
+    assert_eq!(fs::read(&inside).unwrap(), b"inside");
+}
