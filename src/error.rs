@@ -41,6 +41,18 @@ pub enum Error {
         needed: u64,
         free: u64,
     },
+    #[error(
+        "{what} would pin {} of memory, more than {whose} allows ({}): use {fewer}, or allow more with --max-memory SIZE",
+        crate::units::fmt_size(*needed),
+        crate::units::fmt_size(*limit)
+    )]
+    Memory {
+        what: String,
+        needed: u64,
+        limit: u64,
+        whose: String,
+        fewer: String,
+    },
     #[error("{path} is too small for this test: {size} bytes, at least {needed} needed")]
     TooSmall {
         path: PathBuf,

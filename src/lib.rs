@@ -11,6 +11,7 @@ pub mod dataset;
 pub mod error;
 pub mod host;
 pub mod io;
+pub mod memory;
 pub mod report;
 pub mod result;
 pub mod stats;

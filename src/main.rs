@@ -195,6 +195,7 @@ fn measure_with(
             data: data.as_mut(),
             io: settings.io,
             format: settings.format,
+            memory: settings.memory,
             ctl: Control {
                 cancel,
                 progress: &bars,

@@ -191,3 +191,28 @@ fn a_forged_manifest_cannot_reach_outside_the_data_directory() {
     assert_eq!(fs::read(&outside).unwrap(), b"outside");
     assert_eq!(fs::read(&inside).unwrap(), b"inside");
 }
+
+#[test]
+fn memory_beyond_the_budget_is_refused_before_anything_is_written() {
+    let t = tempfile::tempdir().unwrap();
+    let p = t.path().to_str().unwrap();
+    for args in [
+        vec!["seq", p, "--size", "64M", "--block", "32M", "--qd", "2"],
+        vec!["play", p, "--tracks", "100"],
+        vec!["record", p, "--tracks", "100"],
+    ] {
+        tb().args(&args)
+            .args(["--max-memory", "16M", "-q"])
+            .assert()
+            .failure()
+            .stderr(predicate::str::contains("--max-memory limit"));
+        assert!(
+            !t.path().join("trackbench-data").exists(),
+            "{args:?} left data behind"
+        );
+    }
+    tb().args(["seq", p, "--max-memory", "0", "-q"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("invalid max-memory"));
+}

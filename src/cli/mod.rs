@@ -88,6 +88,9 @@ pub struct Common {
     /// No progress bars
     #[arg(long, short)]
     pub quiet: bool,
+    /// Most memory a run may pin in request buffers and rings (e.g. 16G) [default: half of RAM]
+    #[arg(long, value_name = "SIZE")]
+    pub max_memory: Option<String>,
 }
 
 /// How the classic measurements issue I/O.
@@ -491,6 +494,7 @@ pub struct Settings {
     pub format: Format,
     pub io: IoSettings,
     pub runs: u32,
+    pub memory: trackbench::memory::MemoryBudget,
 }
 
 impl Common {
@@ -518,10 +522,16 @@ impl Common {
         if self.runs == 0 || self.runs > 1000 {
             bail!("invalid runs {}: 1 to 1000", self.runs);
         }
+        let ram = trackbench::host::inspect().memory_bytes;
+        let memory = match &self.max_memory {
+            None => trackbench::memory::MemoryBudget::default_for(ram),
+            Some(s) => trackbench::memory::MemoryBudget::chosen(parse_size("max-memory", s)?, ram)?,
+        };
         Ok(Settings {
             format,
             io,
             runs: self.runs,
+            memory,
         })
     }
 }

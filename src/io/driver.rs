@@ -22,6 +22,10 @@ pub struct OpSpec {
 /// A source of requests (sequential, random, round robin …). `None` ends the run.
 pub trait Pattern {
     fn next_op(&mut self) -> Option<OpSpec>;
+    /// The most requests the pattern will ever issue, when it ends by itself.
+    fn max_ops(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// A file the driver works on: where it is (for messages) and, for trackbench's own media, the

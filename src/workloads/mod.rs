@@ -34,6 +34,8 @@ pub struct Env<'a> {
     pub io: IoSettings,
     /// The audio format of test media and of track counts.
     pub format: Format,
+    /// What the run may pin in buffers and rings.
+    pub memory: crate::memory::MemoryBudget,
     pub ctl: Control<'a>,
 }
 
@@ -72,6 +74,12 @@ impl Env<'_> {
     }
 
     /// Runs `pattern` over `spans` with this environment's backend and buffers of `buf_len`.
+    /// The I/O settings for a transfer of at most `ops` requests of `buf_len` bytes: never more
+    /// request buffers than it can have in flight at once, and none beyond the memory budget.
+    pub fn io_for(&self, ops: Option<u64>, buf_len: u32) -> Result<IoSettings> {
+        fit_io(self.io, ops, buf_len, &self.memory)
+    }
+
     pub fn drive(
         &self,
         spans: &[&Span],
@@ -81,10 +89,41 @@ impl Env<'_> {
         label: &str,
     ) -> Result<DriveStats> {
         let files: Vec<&std::fs::File> = spans.iter().map(|s| &s.file).collect();
-        let mut backend = self.io.build(&files, buf_len as usize)?;
+        let most = [
+            pattern.max_ops(),
+            limits.bytes.map(|b| b.div_ceil(u64::from(buf_len.max(1)))),
+        ]
+        .into_iter()
+        .flatten()
+        .min();
+        let io = self.io_for(most, buf_len)?;
+        let mut backend = io.build(&files, buf_len as usize)?;
         let dfs: Vec<_> = spans.iter().map(|s| s.drive_file()).collect();
         drive(backend.as_mut(), &dfs, pattern, limits, label, &self.ctl)
     }
+}
+
+/// `io` with its queue depth cut to the `ops` a transfer can have in flight, checked against the
+/// memory budget.
+fn fit_io(
+    mut io: IoSettings,
+    ops: Option<u64>,
+    buf_len: u32,
+    memory: &crate::memory::MemoryBudget,
+) -> Result<IoSettings> {
+    if let Some(m) = ops {
+        io.queue_depth = io.queue_depth.min(m.clamp(1, u64::from(u32::MAX)) as u32);
+    }
+    memory.check(
+        &format!(
+            "{} request buffers of {}",
+            io.queue_depth,
+            crate::units::fmt_size(u64::from(buf_len))
+        ),
+        u64::from(io.queue_depth) * u64::from(buf_len),
+        "a smaller --qd or --block",
+    )?;
+    Ok(io)
 }
 
 /// One workload: settings in, rows of figures out.
@@ -281,4 +320,37 @@ pub fn check_span(span: &Span, needed: u64) -> Result<()> {
         });
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::BackendKind;
+    use crate::memory::MemoryBudget;
+
+    #[test]
+    fn request_buffers_never_exceed_what_a_transfer_uses_or_the_budget() {
+        let io = IoSettings {
+            backend: BackendKind::Uring,
+            queue_depth: 4096,
+            cached: false,
+        };
+        let budget = MemoryBudget::default_for(Some(8 << 30));
+        // 8 MiB in 1 MiB requests: 8 buffers, not 4096 (4 GiB).
+        assert_eq!(
+            fit_io(io, Some(8), 1 << 20, &budget).unwrap().queue_depth,
+            8
+        );
+        assert_eq!(
+            fit_io(io, Some(0), 1 << 20, &budget).unwrap().queue_depth,
+            1
+        );
+        // An endless pattern keeps the depth asked for, if the budget allows it.
+        assert_eq!(
+            fit_io(io, None, 1 << 20, &budget).unwrap().queue_depth,
+            4096
+        );
+        let e = fit_io(io, None, 64 << 20, &budget).unwrap_err();
+        assert!(matches!(e, Error::Memory { .. }), "{e}");
+    }
 }

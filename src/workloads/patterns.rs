@@ -52,6 +52,10 @@ impl Pattern for Sequential {
         self.at += u64::from(len);
         Some(op)
     }
+
+    fn max_ops(&self) -> Option<u64> {
+        (!self.wrap).then(|| (self.end - self.start).div_ceil(u64::from(self.bs)))
+    }
 }
 
 /// Each range written (or read) from start to end in `bs`-sized requests, one file after the
@@ -97,6 +101,15 @@ impl Pattern for FileAfterFile {
             self.file += 1;
             self.at = self.ranges.get(self.file).map_or(0, |r| r.0);
         }
+    }
+
+    fn max_ops(&self) -> Option<u64> {
+        Some(
+            self.ranges
+                .iter()
+                .map(|&(s, e)| e.saturating_sub(s).div_ceil(u64::from(self.bs)))
+                .sum(),
+        )
     }
 }
 

@@ -50,7 +50,8 @@ impl Workload for Seq {
         let tracks = |mb_s: f64| metric("tracks_naive", "tracks", (mb_s * 1e6 / rate).floor());
         let mut written = None;
         if self.mode != SeqMode::Read {
-            let (format, io) = (env.format, env.io);
+            let format = env.format;
+            let io = env.io_for(Some(self.size.div_ceil(u64::from(self.block))), self.block)?;
             let (dd, ctl) = env.data_dir("seq --mode write")?;
             let (span, s) = dataset::write_wav(
                 dd,

@@ -108,6 +108,16 @@ impl Streaming {
             (spec.ticks() * spec.period_bytes() + spec.ring_bytes() + spec.policy.chunk_bytes)
                 .div_ceil(4096)
                 * 4096;
+        let rings_bytes = u64::from(spec.tracks()) * spec.ring_bytes();
+        env.memory.check(
+            &format!(
+                "{} rings of {}",
+                spec.tracks(),
+                crate::units::fmt_size(spec.ring_bytes())
+            ),
+            rings_bytes,
+            "fewer tracks or smaller rings (--buffer, --chunk)",
+        )?;
         let (dd, ctl) = env.data_dir(&what)?;
         let (play, _) = dataset::ensure_wavs(
             dd,
@@ -434,8 +444,10 @@ impl Streaming {
             limits.push((u64::from(m), SearchLimit::MaxTracks));
         }
         if self.device.is_none() {
-            let ram = crate::host::inspect().memory_bytes.unwrap_or(8 << 30);
-            limits.push((ram / 2 / base.ring_bytes().max(1), SearchLimit::Memory));
+            limits.push((
+                env.memory.limit / base.ring_bytes().max(1),
+                SearchLimit::Memory,
+            ));
             let file = self.play_len(base)
                 + base.duration_ns / 1_000_000_000 * base.format.bytes_per_second();
             if let Some(free) = env.target.free_bytes {
@@ -468,7 +480,7 @@ impl SearchLimit {
     pub fn words(self) -> &'static str {
         match self {
             SearchLimit::MaxTracks => "the --max-tracks limit",
-            SearchLimit::Memory => "the memory the rings may take (half of RAM)",
+            SearchLimit::Memory => "the memory the rings may take (half of RAM, or --max-memory)",
             SearchLimit::Space => "the free space test files may take (half of it)",
             SearchLimit::Engine => "the engine's ceiling of 20000 tracks",
         }

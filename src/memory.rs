@@ -1,0 +1,114 @@
+//! The memory a run may pin: request buffers and streaming rings are allocated before the clock
+//! starts and touched page by page, so a run that asks for more than the machine has would be
+//! killed halfway (leaving its files behind) or push the system into swap. Every workload
+//! computes what it will pin and asks the budget first.
+
+use crate::error::{Error, Result};
+
+/// The share of RAM a run may pin unless told otherwise.
+pub const DEFAULT_SHARE: f64 = 0.5;
+
+/// Assumed RAM where /proc/meminfo cannot be read.
+const UNKNOWN_RAM: u64 = 8 << 30;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MemoryBudget {
+    /// Bytes a run may pin.
+    pub limit: u64,
+    /// The machine's RAM, if known.
+    pub ram: Option<u64>,
+    /// Set with --max-memory rather than the default share.
+    pub chosen: bool,
+}
+
+impl MemoryBudget {
+    /// Half of this machine's RAM.
+    pub fn default_for(ram: Option<u64>) -> MemoryBudget {
+        MemoryBudget {
+            limit: (ram.unwrap_or(UNKNOWN_RAM) as f64 * DEFAULT_SHARE) as u64,
+            ram,
+            chosen: false,
+        }
+    }
+
+    /// A limit the user chose: at least 1 MiB, at most all of RAM.
+    pub fn chosen(limit: u64, ram: Option<u64>) -> Result<MemoryBudget> {
+        let most = ram.unwrap_or(u64::MAX);
+        if limit < 1 << 20 || limit > most {
+            return Err(Error::invalid(
+                "max-memory",
+                crate::units::fmt_size(limit),
+                format!(
+                    "from 1M to the machine's RAM ({})",
+                    ram.map_or("unknown".into(), crate::units::fmt_size)
+                ),
+            ));
+        }
+        Ok(MemoryBudget {
+            limit,
+            ram,
+            chosen: true,
+        })
+    }
+
+    /// Refuses `bytes` of `what` above the limit, naming what would help.
+    pub fn check(&self, what: &str, bytes: u64, fewer: &str) -> Result<()> {
+        if bytes <= self.limit {
+            return Ok(());
+        }
+        Err(Error::Memory {
+            what: what.to_string(),
+            needed: bytes,
+            limit: self.limit,
+            whose: if self.chosen {
+                "the --max-memory limit".into()
+            } else {
+                format!(
+                    "half of this machine's {} of RAM",
+                    self.ram.map_or("(unknown)".into(), crate::units::fmt_size)
+                )
+            },
+            fewer: fewer.to_string(),
+        })
+    }
+}
+
+impl Default for MemoryBudget {
+    fn default() -> Self {
+        MemoryBudget::default_for(crate::host::inspect().memory_bytes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refuses_above_the_limit_and_says_what_helps() {
+        let b = MemoryBudget::default_for(Some(8 << 30));
+        assert_eq!(b.limit, 4 << 30);
+        assert!(b.check("x", 4 << 30, "fewer").is_ok());
+        let e = b
+            .check("request buffers", 256 << 30, "a smaller --qd")
+            .unwrap_err();
+        let s = e.to_string();
+        assert!(
+            s.contains("256G") && s.contains("4G") && s.contains("8G"),
+            "{s}"
+        );
+        assert!(
+            s.contains("a smaller --qd") && s.contains("--max-memory"),
+            "{s}"
+        );
+        let c = MemoryBudget::chosen(6 << 30, Some(8 << 30)).unwrap();
+        assert!(c.check("x", 5 << 30, "").is_ok());
+        assert!(
+            c.check("x", 7 << 30, "")
+                .unwrap_err()
+                .to_string()
+                .contains("--max-memory limit")
+        );
+        assert!(MemoryBudget::chosen(9 << 30, Some(8 << 30)).is_err());
+        assert!(MemoryBudget::chosen(0, Some(8 << 30)).is_err());
+    }
+}
