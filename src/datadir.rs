@@ -560,13 +560,16 @@ fn take_lock(root: &Path, notes: &mut Vec<String>) -> Result<File> {
         match fs::create_dir(root) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-            Err(e)
-                if e.kind() == std::io::ErrorKind::ReadOnlyFilesystem
-                    || e.kind() == std::io::ErrorKind::PermissionDenied =>
-            {
+            Err(e) if e.kind() == std::io::ErrorKind::ReadOnlyFilesystem => {
                 return Err(Error::ReadOnly {
                     path: root.parent().unwrap_or(root).to_path_buf(),
-                    source: e,
+                    cause: e,
+                });
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+                return Err(Error::NotWritable {
+                    path: root.parent().unwrap_or(root).to_path_buf(),
+                    cause: e,
                 });
             }
             Err(e) => return Err(Error::io(format!("cannot create {}", root.display()), e)),
@@ -580,13 +583,16 @@ fn take_lock(root: &Path, notes: &mut Vec<String>) -> Result<File> {
         {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue, // directory just removed
-            Err(e)
-                if e.kind() == std::io::ErrorKind::ReadOnlyFilesystem
-                    || e.kind() == std::io::ErrorKind::PermissionDenied =>
-            {
+            Err(e) if e.kind() == std::io::ErrorKind::ReadOnlyFilesystem => {
                 return Err(Error::ReadOnly {
                     path: root.to_path_buf(),
-                    source: e,
+                    cause: e,
+                });
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+                return Err(Error::NotWritable {
+                    path: root.to_path_buf(),
+                    cause: e,
                 });
             }
             Err(e) => return Err(Error::io(format!("cannot open {}", lock_path.display()), e)),

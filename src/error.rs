@@ -24,10 +24,19 @@ pub enum Error {
         kind: &'static str,
         what: String,
     },
-    #[error("{path} is read-only: trackbench needs to write its test files there ({source})")]
+    // The OS error is part of the message, not a `source`: printed with its chain, it would
+    // appear twice.
+    #[error("{path} is read-only: trackbench needs to write its test files there ({cause})")]
     ReadOnly {
         path: PathBuf,
-        source: std::io::Error,
+        cause: std::io::Error,
+    },
+    #[error(
+        "{path} is not writable by this user: trackbench needs to write its test files there ({cause}); choose a directory you may write to"
+    )]
+    NotWritable {
+        path: PathBuf,
+        cause: std::io::Error,
     },
     #[error(
         "{path} is in use by another trackbench run (pid {pid}); wait for it to finish or stop it"
@@ -73,10 +82,10 @@ pub enum Error {
         len: u64,
         got: u64,
     },
-    #[error("{context}: {source}")]
+    #[error("{context}: {cause}")]
     Io {
         context: String,
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     #[error("the run was interrupted")]
     Interrupted,
@@ -87,7 +96,7 @@ impl Error {
     pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
         Error::Io {
             context: context.into(),
-            source,
+            cause: source,
         }
     }
 
@@ -104,8 +113,8 @@ impl Error {
     pub fn is_no_space(&self) -> bool {
         match self {
             Error::NoSpace { .. } => true,
-            Error::Io { source, .. } => matches!(
-                source.raw_os_error(),
+            Error::Io { cause, .. } => matches!(
+                cause.raw_os_error(),
                 Some(libc::ENOSPC) | Some(libc::EDQUOT)
             ),
             _ => false,

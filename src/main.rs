@@ -158,6 +158,12 @@ fn measure_with(
     cancel: &AtomicBool,
 ) -> Result<ExitCode> {
     let settings = common.settings(io)?;
+    let json_to_stdout = common.json.as_deref() == Some(Path::new("-"));
+    // Checked before anything is measured: a search must not be lost to a bad --json path.
+    let json_out = match &common.json {
+        Some(j) if !json_to_stdout => Some(report::json::JsonOut::prepare(j)?),
+        _ => None,
+    };
     let target = target::inspect(path)?;
     if is_suite && target.kind != TargetKind::Directory {
         bail!(
@@ -166,7 +172,6 @@ fn measure_with(
             target.kind.describe()
         );
     }
-    let json_to_stdout = common.json.as_deref() == Some(Path::new("-"));
     let bars = Bars::new(common.quiet);
     let mut data = match target.kind {
         TargetKind::Directory if uses_disk => Some(DataDir::open(&target.path, common.keep)?),
@@ -177,7 +182,11 @@ fn measure_with(
             bars.note(&format!("note: {n}"));
         }
     }
-    let mut doc = ResultDoc::new(std::env::args().collect(), target.clone(), host::inspect());
+    // The command line as given; a path that is not UTF-8 is recorded lossily.
+    let command = std::env::args_os()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let mut doc = ResultDoc::new(command, target.clone(), host::inspect());
     let mut out: Box<dyn Write> = if json_to_stdout {
         Box::new(std::io::stderr())
     } else {
@@ -253,12 +262,10 @@ fn measure_with(
     if let Some(e) = &failure {
         doc.warnings.push(format!("stopped by an error: {e}"));
     }
-    if let Some(j) = &common.json {
-        if json_to_stdout {
-            println!("{}", report::json::to_string(&doc));
-        } else {
-            report::json::write(&doc, j)?;
-        }
+    if json_to_stdout {
+        println!("{}", report::json::to_string(&doc)?);
+    } else if let Some(j) = &json_out {
+        j.write(&doc)?;
     }
     if let Some(e) = failure {
         return Err(e).context("measurement failed");

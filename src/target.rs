@@ -55,12 +55,26 @@ impl DeviceInfo {
     }
 }
 
+fn lossy_path<S: serde::Serializer>(p: &std::path::Path, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&p.to_string_lossy())
+}
+
+fn lossy_opt_path<S: serde::Serializer>(p: &Option<PathBuf>, s: S) -> Result<S::Ok, S::Error> {
+    match p {
+        Some(p) => lossy_path(p, s),
+        None => s.serialize_none(),
+    }
+}
+
 /// Everything recorded about a target.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TargetInfo {
+    /// Written lossily where it is not UTF-8 (JSON strings are).
+    #[serde(serialize_with = "lossy_path")]
     pub path: PathBuf,
     pub kind: TargetKind,
     pub fs_type: Option<String>,
+    #[serde(serialize_with = "lossy_opt_path")]
     pub mount_point: Option<PathBuf>,
     pub mount_options: Option<String>,
     /// What the mount table names as the source (`/dev/sda1`, `tmpfs`, a server path).

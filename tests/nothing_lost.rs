@@ -216,3 +216,58 @@ fn memory_beyond_the_budget_is_refused_before_anything_is_written() {
         .failure()
         .stderr(predicate::str::contains("invalid max-memory"));
 }
+
+#[test]
+fn a_json_path_that_cannot_be_written_fails_before_measuring() {
+    let t = tempfile::tempdir().unwrap();
+    let p = t.path().to_str().unwrap();
+    let inside = t.path().join("trackbench-data").join("r.json");
+    let missing = t.path().join("no").join("r.json");
+    for dest in [
+        t.path().to_str().unwrap(),
+        "/dev/full",
+        inside.to_str().unwrap(),
+        missing.to_str().unwrap(),
+    ] {
+        let started = std::time::Instant::now();
+        let out = tb()
+            .args(["play", p, "--find-max", "--json", dest, "-q"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{dest}: {err}");
+        assert!(
+            err.contains("cannot hold the result document"),
+            "{dest}: {err}"
+        );
+        assert_eq!(err.lines().count(), 1, "one line: {err}");
+        assert!(
+            started.elapsed().as_secs_f64() < 5.0,
+            "{dest}: refused only after {:?}",
+            started.elapsed()
+        );
+        assert!(!t.path().join("trackbench-data").exists());
+    }
+}
+
+#[test]
+fn a_path_that_is_not_utf8_is_measured_and_recorded() {
+    use std::os::unix::ffi::OsStrExt;
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join(std::ffi::OsStr::from_bytes(b"take-\xff\xfe"));
+    fs::create_dir(&dir).unwrap();
+    let json = t.path().join("r.json");
+    tb().arg("seq")
+        .arg(&dir)
+        .args(["--size", "8M", "-q", "--json"])
+        .arg(&json)
+        .assert()
+        .success();
+    let v: serde_json::Value = serde_json::from_slice(&fs::read(&json).unwrap()).unwrap();
+    assert!(v["command"][2].as_str().unwrap().contains("take-\u{fffd}"));
+    assert_eq!(
+        fs::read_dir(&dir).unwrap().count(),
+        0,
+        "nothing left behind"
+    );
+}
