@@ -16,8 +16,9 @@ pub fn parse_size(what: &'static str, s: &str) -> Result<u64> {
 pub fn parse_duration(what: &'static str, s: &str) -> Result<Duration> {
     let t = s.trim();
     if let Ok(secs) = t.parse::<f64>() {
-        if secs.is_finite() && secs >= 0.0 {
-            return Ok(Duration::from_secs_f64(secs));
+        // Beyond u64::MAX seconds there is no Duration (from_secs_f64 would panic).
+        if let Ok(d) = Duration::try_from_secs_f64(secs) {
+            return Ok(d);
         }
     } else if let Ok(d) = humantime::parse_duration(t) {
         return Ok(d);

@@ -271,3 +271,56 @@ fn a_path_that_is_not_utf8_is_measured_and_recorded() {
         "nothing left behind"
     );
 }
+
+#[test]
+fn edge_values_of_every_numeric_flag_never_panic_the_binary() {
+    // A path that does not exist: whatever the flags, nothing is measured.
+    let t = tempfile::tempdir().unwrap();
+    let missing = t.path().join("missing");
+    let p = missing.to_str().unwrap();
+    let numeric: [(&str, &[&str]); 7] = [
+        (
+            "seq",
+            &["--block", "--size", "--qd", "--runs", "--max-memory"],
+        ),
+        ("seek", &["--block", "--duration", "--size", "--rpm"]),
+        ("mix", &["--seq-block", "--random-block", "--read-pct"]),
+        ("zones", &["--points", "--per-point"]),
+        ("sweep", &["--files", "--blocks", "--file-size", "--buffer"]),
+        (
+            "play",
+            &[
+                "--tracks",
+                "--buffer",
+                "--chunk",
+                "--period",
+                "--duration",
+                "--margin",
+                "--max-tracks",
+            ],
+        ),
+        ("hdr", &["--play", "--record", "--chunk", "--period"]),
+    ];
+    for (cmd, flags) in numeric {
+        for flag in flags {
+            for v in [
+                "0",
+                "1",
+                "-1",
+                "18446744073709551616",
+                "1e400",
+                "NaN",
+                "4294967296",
+            ] {
+                let out = tb().args([cmd, p, flag, v, "-q"]).output().unwrap();
+                let err = String::from_utf8_lossy(&out.stderr);
+                assert!(
+                    out.status.code().is_some_and(|c| c == 1 || c == 2)
+                        && !err.contains("panicked"),
+                    "{cmd} {flag} {v}: {:?} {err}",
+                    out.status
+                );
+            }
+        }
+    }
+}

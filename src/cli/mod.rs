@@ -552,7 +552,17 @@ fn block(what: &'static str, s: &str) -> Result<u32> {
 }
 
 fn duration(what: &'static str, s: &str) -> Result<Duration> {
-    Ok(check_duration(what, parse_duration(what, s)?)?)
+    // A refusal echoes the value as typed, not converted ("1e9", not "31years 8months …").
+    check_duration(what, parse_duration(what, s)?)
+        .map_err(|e| match e {
+            trackbench::Error::Invalid { what, expected, .. } => trackbench::Error::Invalid {
+                what,
+                value: s.to_string(),
+                expected,
+            },
+            e => e,
+        })
+        .map_err(Into::into)
 }
 
 impl SeqArgs {
@@ -648,5 +658,255 @@ impl SweepArgs {
             file_size: size("file size", &self.file_size)?,
             buffer,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use trackbench::target::TargetKind;
+    use trackbench::workloads::stream::StreamKind;
+
+    /// Everything `main` does with the flags before it touches a target.
+    fn build(args: &[String]) -> Result<()> {
+        let cli = Cli::try_parse_from(args)?;
+        let stream = |s: &StreamOpts, c: &Common, kind, p, r, rec| -> Result<()> {
+            let format = c.settings(None)?.format;
+            s.workload(kind, format, p, r, rec)?;
+            Ok(())
+        };
+        match cli.command {
+            Command::Run(a) => {
+                a.common.settings(Some(&a.io))?;
+            }
+            Command::Seq(a) => {
+                a.common.settings(Some(&a.io))?;
+                a.workload(TargetKind::Directory)?;
+            }
+            Command::Seek(a) => {
+                a.common.settings(Some(&a.io))?;
+                a.workload()?;
+            }
+            Command::Access(a) => {
+                a.common.settings(Some(&a.io))?;
+                a.workload()?;
+            }
+            Command::Mix(a) => {
+                a.common.settings(Some(&a.io))?;
+                a.workload()?;
+            }
+            Command::Zones(a) => {
+                a.common.settings(Some(&a.io))?;
+                a.workload()?;
+            }
+            Command::Sweep(a) => {
+                a.common.settings(Some(&a.io))?;
+                a.workload()?;
+            }
+            Command::Play(a) => stream(
+                &a.stream,
+                &a.common,
+                StreamKind::Play,
+                a.tracks,
+                0,
+                RecordOpts::default(),
+            )?,
+            Command::Record(a) => {
+                stream(&a.stream, &a.common, StreamKind::Record, 0, a.tracks, a.rec)?
+            }
+            Command::Hdr(a) => stream(
+                &a.stream,
+                &a.common,
+                StreamKind::Hdr,
+                a.play,
+                a.record,
+                a.rec,
+            )?,
+            Command::Clean(_) => {}
+        }
+        Ok(())
+    }
+
+    /// Every flag that takes a value, per command.
+    fn flags(cmd: &str) -> &'static [&'static str] {
+        match cmd {
+            "run" => &["--format", "--runs", "--max-memory", "--qd"],
+            "seq" => &[
+                "--block",
+                "--size",
+                "--qd",
+                "--runs",
+                "--max-memory",
+                "--format",
+            ],
+            "seek" => &["--block", "--duration", "--size", "--rpm", "--qd", "--runs"],
+            "access" => &["--block", "--duration", "--size", "--qd", "--runs"],
+            "mix" => &[
+                "--seq-block",
+                "--random-block",
+                "--read-pct",
+                "--duration",
+                "--size",
+                "--qd",
+            ],
+            "zones" => &["--points", "--block", "--per-point", "--duration", "--size"],
+            "sweep" => &[
+                "--files",
+                "--blocks",
+                "--duration",
+                "--file-size",
+                "--buffer",
+            ],
+            "play" | "record" => &[
+                "--tracks",
+                "--buffer",
+                "--chunk",
+                "--period",
+                "--butler",
+                "--duration",
+                "--margin",
+                "--device-model",
+                "--max-tracks",
+                "--compare-parallel",
+                "--profile",
+                "--max-memory",
+                "--format",
+            ],
+            "hdr" => &[
+                "--play",
+                "--record",
+                "--buffer",
+                "--chunk",
+                "--period",
+                "--butler",
+                "--duration",
+                "--margin",
+                "--device-model",
+                "--format",
+            ],
+            _ => &[],
+        }
+    }
+
+    /// Values at the edges of every kind of number the flags take, and junk.
+    fn value() -> impl Strategy<Value = String> {
+        prop_oneof![
+            prop::sample::select(vec![
+                "0",
+                "1",
+                "-1",
+                "2",
+                "4095",
+                "4096",
+                "65536",
+                "65537",
+                "4294967295",
+                "4294967296",
+                "18446744073709551615",
+                "18446744073709551616",
+                "1e9",
+                "1e400",
+                "NaN",
+                "inf",
+                "-0",
+                "",
+                " ",
+                "0B",
+                "1B",
+                "4K",
+                "64M",
+                "64M1",
+                "16T",
+                "17T",
+                "99999999999T",
+                "0s",
+                "1ns",
+                "24h",
+                "25h",
+                "1e-9s",
+                "0%",
+                "100%",
+                "99%",
+                "-5%",
+                "parallel:0",
+                "parallel:1",
+                "parallel:4096",
+                "parallel:99999999999",
+                "serial",
+                "bw=0",
+                "bw=1,iops=1,lat=1h",
+                "bw=20M,stall=1s+0s",
+                "48k/24/mono",
+                "0k/24/mono",
+                "48k/0/mono",
+                "48k/24/0",
+                "4294967296k/24/mono",
+                "ardour-medium",
+            ])
+            .prop_map(String::from),
+            "[ -~]{0,16}",
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+        /// No flag value, alone or combined, makes the parsers or the settings panic: every
+        /// bad one is an error naming it.
+        #[test]
+        fn no_flag_value_panics(
+            cmd in prop::sample::select(vec![
+                "run", "seq", "seek", "access", "mix", "zones", "sweep", "play", "record", "hdr",
+            ]),
+            picks in prop::collection::vec((0usize..16, value()), 1..5),
+            find_max in any::<bool>(),
+        ) {
+            let fl = flags(cmd);
+            let mut args = vec!["trackbench".to_string(), cmd.to_string(), "/tmp".to_string()];
+            for (i, v) in picks {
+                args.push(fl[i % fl.len()].to_string());
+                args.push(v);
+            }
+            if find_max && matches!(cmd, "play" | "record" | "hdr") {
+                args.push("--find-max".into());
+            }
+            if let Err(e) = build(&args) {
+                let msg = format!("{e:#}");
+                prop_assert!(!msg.is_empty());
+            }
+        }
+    }
+
+    #[test]
+    fn edges_of_every_numeric_flag_are_refused_with_the_flag_named() {
+        for (cmd, flag, v, names) in [
+            ("play", "--chunk", "0", "chunk"),
+            ("play", "--tracks", "0", "tracks"),
+            ("play", "--period", "0", "period"),
+            ("play", "--period", "65537", "period"),
+            ("play", "--buffer", "0s", "buffer"),
+            ("play", "--margin", "100%", "margin"),
+            ("play", "--max-tracks", "0", "max-tracks"),
+            ("record", "--chunk", "64M1", "chunk"),
+            ("hdr", "--butler", "parallel:0", "butler"),
+            ("seq", "--qd", "0", "queue depth"),
+            ("seq", "--qd", "4097", "queue depth"),
+            ("seq", "--block", "0", "block"),
+            ("seq", "--size", "17T", "size"),
+            ("seq", "--runs", "0", "runs"),
+            ("seq", "--max-memory", "0", "max-memory"),
+            ("sweep", "--files", "0", "files"),
+            ("zones", "--points", "0", "points"),
+            ("mix", "--read-pct", "101", "read"),
+            ("seek", "--duration", "25h", "duration"),
+        ] {
+            let args: Vec<String> = ["trackbench", cmd, "/tmp", flag, v]
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
+            let e = build(&args).expect_err(&format!("{cmd} {flag} {v} accepted"));
+            let msg = format!("{e:#}");
+            assert!(msg.contains(names), "{cmd} {flag} {v}: {msg}");
+        }
     }
 }
