@@ -371,6 +371,21 @@ impl DataDir {
         Ok(())
     }
 
+    /// `ensure_space` for new files under `names`: the files of trackbench's that they replace
+    /// are deleted first, so their space counts as free (a kept 1 GiB seq.wav on a nearly full
+    /// disk must not stop the run that rewrites it).
+    pub fn ensure_space_replacing(&self, bytes: u64, names: &[&str]) -> Result<()> {
+        let freed: u64 = self
+            .manifest
+            .files
+            .iter()
+            .filter(|e| names.contains(&e.name.as_str()))
+            .filter_map(|e| fs::symlink_metadata(self.root.join(&e.name)).ok())
+            .map(|m| m.blocks() * 512)
+            .sum();
+        self.ensure_space(bytes.saturating_sub(freed))
+    }
+
     /// Fails unless `bytes` more fit on the filesystem with a margin to spare: 1% of its size, and
     /// at least 64 MiB (or 5% on filesystems too small for that).
     pub fn ensure_space(&self, bytes: u64) -> Result<()> {

@@ -118,7 +118,7 @@ pub fn write_wav(
     ctl: &Control<'_>,
 ) -> Result<(Span, DriveStats)> {
     let data_len = check_len(format, data_len)?;
-    dd.ensure_space(DATA_OFFSET + data_len)?;
+    dd.ensure_space_replacing(DATA_OFFSET + data_len, &[name])?;
     let (path, id) = dd.register(name, key, DATA_OFFSET + data_len)?;
     let out = create_wav(path, id, format, data_len, block, io_settings, label, ctl)?;
     dd.mark_complete(name)?;
@@ -270,7 +270,11 @@ pub fn ensure_wavs(
         .collect();
     if !missing.is_empty() {
         let file_len = DATA_OFFSET + data_len;
-        dd.ensure_space(missing.len() as u64 * file_len)?;
+        let names: Vec<String> = missing.iter().map(|&i| name(i)).collect();
+        dd.ensure_space_replacing(
+            missing.len() as u64 * file_len,
+            &names.iter().map(String::as_str).collect::<Vec<_>>(),
+        )?;
         let items: Vec<(String, String, u64)> = missing
             .iter()
             .map(|&i| (name(i), key(i), file_len))
@@ -282,7 +286,6 @@ pub fn ensure_wavs(
             format!("laying out {} files", missing.len())
         };
         lay_out(&registered, format, data_len, cached, &label, ctl)?;
-        let names: Vec<String> = missing.iter().map(|&i| name(i)).collect();
         dd.mark_complete_many(&names.iter().map(String::as_str).collect::<Vec<_>>())?;
     }
     let mut spans = Vec::with_capacity(count);

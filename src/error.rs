@@ -43,7 +43,9 @@ pub enum Error {
     )]
     Locked { path: PathBuf, pid: String },
     #[error(
-        "not enough free space on {path}: {needed} bytes needed (with a margin), {free} bytes free; use a smaller --size or another target"
+        "not enough free space on {path}: {} needed (with a margin), {} free; free some space or choose another target",
+        crate::units::fmt_size(*needed),
+        crate::units::fmt_size(*free)
     )]
     NoSpace {
         path: PathBuf,

@@ -72,12 +72,36 @@ fn main() -> ExitCode {
         );
         let _ = signal_hook::flag::register(sig, Arc::clone(&cancel));
     }
+    let ask_less = space_hint(&cli.command);
     match dispatch(cli, &cancel) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            let no_space = e.chain().any(|c| {
+                c.downcast_ref::<Error>()
+                    .is_some_and(|x| matches!(x, Error::NoSpace { .. }))
+            });
+            let hint = match ask_less {
+                Some(h) if no_space => format!(", or ask for less: {h}"),
+                _ => String::new(),
+            };
+            eprintln!("error: {e:#}{hint}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// The flags with which each command asks for less disk space, for an out-of-space error.
+fn space_hint(c: &Command) -> Option<&'static str> {
+    match c {
+        Command::Seq(_)
+        | Command::Seek(_)
+        | Command::Access(_)
+        | Command::Mix(_)
+        | Command::Zones(_) => Some("a smaller --size"),
+        Command::Sweep(_) => Some("fewer --files or a smaller --file-size"),
+        Command::Play(_) | Command::Record(_) => Some("fewer --tracks or a shorter --duration"),
+        Command::Hdr(_) => Some("fewer --play or --record tracks, or a shorter --duration"),
+        Command::Run(_) | Command::Clean(_) => None,
     }
 }
 

@@ -860,3 +860,39 @@ fn streaming_flags_are_checked() {
     }
     assert_clean(t.path());
 }
+
+#[test]
+fn out_of_space_advice_names_only_flags_the_command_has_and_a_kept_file_counts_as_free() {
+    let t = tempfile::tempdir().unwrap();
+    let Some(_g) = mount_tmpfs(t.path(), "size=40m") else {
+        return;
+    };
+    let p = t.path().to_str().unwrap();
+    // A kept file is replaced by the same run: its space counts as free.
+    for _ in 0..2 {
+        tb().args(["seq", p, "--size", "24M", "--keep", "-q"])
+            .assert()
+            .success();
+    }
+    tb().args(["clean", p]).assert().success();
+    for (args, hint) in [
+        (vec!["seq", p, "--size", "64M"], Some("a smaller --size")),
+        (vec!["play", p, "--tracks", "200"], Some("fewer --tracks")),
+        (vec!["record", p, "--tracks", "400"], Some("fewer --tracks")),
+        (
+            vec!["sweep", p, "--files", "8", "--file-size", "16M"],
+            Some("fewer --files"),
+        ),
+        (vec!["run", p], None),
+    ] {
+        let out = tb().args(&args).arg("-q").output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?}");
+        assert!(err.contains("not enough free space"), "{args:?}: {err}");
+        match hint {
+            Some(h) => assert!(err.contains(h), "{args:?}: {err}"),
+            None => assert!(!err.contains("--size"), "{args:?}: {err}"),
+        }
+        assert_clean(t.path());
+    }
+}

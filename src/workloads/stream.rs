@@ -135,10 +135,13 @@ impl Streaming {
                 s.drop_cached()?;
             }
         }
-        dd.ensure_space(u64::from(spec.record_tracks) * (rec_len + DATA_OFFSET))?;
         let names: Vec<String> = (0..spec.record_tracks)
             .map(|i| format!("rec-{i:04}.wav"))
             .collect();
+        dd.ensure_space_replacing(
+            u64::from(spec.record_tracks) * (rec_len + DATA_OFFSET),
+            &names.iter().map(String::as_str).collect::<Vec<_>>(),
+        )?;
         let items: Vec<(String, String, u64)> = names
             .iter()
             .map(|n| (n.clone(), format!("record:{n}"), DATA_OFFSET + rec_len))
