@@ -339,7 +339,20 @@ fn a_users_file_is_read_but_never_written() {
     let v = run_json(t.path(), &["seek", p, "--duration", "200ms"]);
     assert_eq!(v["target"]["kind"], "file");
     assert!(figure(&v, "random 4K", "iops") > 0.0);
-    run_json(t.path(), &["seq", p, "--size", "4M"]);
+    // Without --size, a file smaller than the default is read whole and labelled as it is.
+    let v = run_json(t.path(), &["seq", p]);
+    assert_eq!(
+        v["sections"][0]["settings"]["size_bytes"],
+        4 << 20,
+        "{}",
+        v["sections"][0]
+    );
+    assert!(
+        v["sections"][0]["title"]
+            .as_str()
+            .unwrap()
+            .contains("over 4M")
+    );
     tb().args(["seq", p, "--mode", "write"])
         .assert()
         .failure()
@@ -895,4 +908,41 @@ fn out_of_space_advice_names_only_flags_the_command_has_and_a_kept_file_counts_a
         }
         assert_clean(t.path());
     }
+}
+
+#[test]
+fn a_device_that_cannot_stream_never_passes_and_its_locate_is_called_out() {
+    let model = "bw=1,iops=1,lat=1h";
+    let out = tb()
+        .args([
+            "play",
+            "--device-model",
+            model,
+            "--duration",
+            "1s",
+            "--tracks",
+            "2",
+        ])
+        .output()
+        .unwrap();
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        !s.contains("PASS") && s.contains("too short to tell"),
+        "{s}"
+    );
+    let out = tb()
+        .args([
+            "play",
+            "--device-model",
+            model,
+            "--duration",
+            "20s",
+            "--tracks",
+            "2",
+        ])
+        .output()
+        .unwrap();
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(s.contains("FAIL"), "{s}");
+    assert!(s.contains("the locate (filling every ring"), "{s}");
 }

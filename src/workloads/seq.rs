@@ -75,6 +75,8 @@ impl Workload for Seq {
                 None => env.span(self.size)?,
             };
             check_span(&span, u64::from(self.block))?;
+            // A file or device smaller than --size is read whole, and labelled as what it is.
+            self.size = self.size.min(span.len());
             let mut p = Sequential::new(OpKind::Read, 0, span.start, span.end, self.block, true);
             let limits = Limits {
                 bytes: Some(self.size.min(span.len())),

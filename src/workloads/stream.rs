@@ -60,6 +60,9 @@ pub struct Streaming {
     pub hdr_record: Option<u32>,
 }
 
+/// A locate longer than this is said to be one: a session start a user would call stuck.
+const LOCATE_NOTE_MS: f64 = 10_000.0;
+
 /// Reads in flight while a search's probe prefills its rings.
 const LOCATE_QUEUE_DEPTH: u32 = 32;
 
@@ -746,6 +749,13 @@ impl Workload for Streaming {
             if let Some(n) = &o.realtime_note {
                 out.notes.push(format!(
                     "{n}: the tick ran anyway, and its lateness is reported"
+                ));
+            }
+            if o.locate_ms > LOCATE_NOTE_MS {
+                let d = Duration::from_secs((o.locate_ms / 1000.0).round() as u64);
+                out.notes.push(format!(
+                    "the locate (filling every ring before playback starts) took {}: pressing play in a session like this would hang that long before a sound",
+                    humantime::format_duration(d)
                 ));
             }
             if let Some(l) = &o.tick_lateness {
