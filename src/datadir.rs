@@ -129,6 +129,64 @@ impl DataDir {
         check_own_dir(&root)?;
         let mut notes = Vec::new();
         let lock = take_lock(&root, &mut notes)?;
+        Self::load(root, lock, keep, notes)
+    }
+
+    /// Takes over the data directory of a run that handed its lock over (`detach_lock`): the
+    /// descriptor `fd`, inherited from it, still holds the lock, so no other run can slip in
+    /// between. Used to remove an interrupted run's files after that run has exited.
+    pub fn adopt(target: &Path, fd: std::os::fd::RawFd) -> Result<DataDir> {
+        use std::os::fd::FromRawFd;
+        let root = target.join(DIR_NAME);
+        // SAFETY: the caller passes a descriptor it owns (inherited, not used elsewhere);
+        // fstat checks it is open before it is wrapped.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        if fd < 0 || unsafe { libc::fstat(fd, &mut st) } != 0 {
+            return Err(Error::invalid(
+                "lock descriptor",
+                fd,
+                "an open descriptor of the lock",
+            ));
+        }
+        let lock = unsafe { File::from_raw_fd(fd) };
+        let on_disk = fs::metadata(root.join(LOCK_NAME)).map_err(|e| {
+            Error::io(
+                format!("cannot inspect {}", root.join(LOCK_NAME).display()),
+                e,
+            )
+        })?;
+        if on_disk.ino() != st.st_ino || on_disk.dev() != st.st_dev {
+            return Err(Error::invalid(
+                "lock descriptor",
+                fd,
+                format!("the lock of {}", root.display()),
+            ));
+        }
+        Self::load(root, lock, false, Vec::new())
+    }
+
+    /// Hands the lock over to a process this one starts (the descriptor loses close-on-exec):
+    /// that process `adopt`s the directory and removes the files, which on some filesystems
+    /// takes seconds, while this one exits. This `DataDir` no longer cleans up.
+    pub fn detach_lock(mut self) -> Result<std::os::fd::RawFd> {
+        use std::os::fd::IntoRawFd;
+        let lock = self
+            .lock
+            .take()
+            .expect("an open data directory holds its lock");
+        let fd = lock.into_raw_fd();
+        // SAFETY: fd is open; this only clears FD_CLOEXEC.
+        if unsafe { libc::fcntl(fd, libc::F_SETFD, 0) } != 0 {
+            let e = std::io::Error::last_os_error();
+            // SAFETY: fd is ours and open; reclaim it so it is closed.
+            self.lock = Some(unsafe { <File as std::os::fd::FromRawFd>::from_raw_fd(fd) });
+            return Err(Error::io("cannot hand the lock over", e));
+        }
+        self.closed = true;
+        Ok(fd)
+    }
+
+    fn load(root: PathBuf, lock: File, keep: bool, mut notes: Vec<String>) -> Result<DataDir> {
         let manifest = match fs::read(root.join(MANIFEST_NAME)) {
             Ok(bytes) => match serde_json::from_slice::<Manifest>(&bytes) {
                 Ok(m) if (1..=MANIFEST_VERSION).contains(&m.version) => m,

@@ -58,18 +58,31 @@ static ALLOCATOR: CountingAlloc = CountingAlloc;
 /// Exit status of a run stopped by Ctrl-C or SIGTERM, as shells report it.
 const EXIT_INTERRUPTED: u8 = 130;
 
+/// What a second Ctrl-C prints before the process ends at once (set once the target is known).
+static SECOND_SIGNAL_MESSAGE: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+
 fn main() -> ExitCode {
     trackbench::stream::real::ALLOCATIONS_COUNTED.store(true, Ordering::Relaxed);
     raise_open_file_limit();
     let cli = Cli::parse();
     let cancel = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        // A second signal while the first is being handled ends the process at once.
-        let _ = signal_hook::flag::register_conditional_shutdown(
-            sig,
-            i32::from(EXIT_INTERRUPTED),
-            Arc::clone(&cancel),
-        );
+        // A second signal while the first is being handled ends the process at once, saying
+        // what may be left behind.
+        let first = Arc::clone(&cancel);
+        // SAFETY: the action only loads atomics, writes a prepared buffer and calls _exit,
+        // all async-signal-safe.
+        let _ = unsafe {
+            signal_hook::low_level::register(sig, move || {
+                if first.load(Ordering::SeqCst) {
+                    let msg = SECOND_SIGNAL_MESSAGE
+                        .get()
+                        .map_or(&b"\nsecond interrupt: exiting now\n"[..], Vec::as_slice);
+                    libc::write(2, msg.as_ptr().cast(), msg.len());
+                    libc::_exit(i32::from(EXIT_INTERRUPTED));
+                }
+            })
+        };
         let _ = signal_hook::flag::register(sig, Arc::clone(&cancel));
     }
     let ask_less = space_hint(&cli.command);
@@ -166,7 +179,7 @@ fn dispatch(cli: Cli, cancel: &AtomicBool) -> Result<ExitCode> {
                 .workload(StreamKind::Hdr, format, a.play, a.record, a.rec)?;
             streaming(&a.path, &a.common, w)
         }
-        Command::Clean(a) => clean(&a.path),
+        Command::Clean(a) => clean(&a.path, a.inherited_lock),
     }
 }
 
@@ -201,6 +214,16 @@ fn measure_with(
         TargetKind::Directory if uses_disk => Some(DataDir::open(&target.path, common.keep)?),
         _ => None,
     };
+    if data.is_some() {
+        let _ = SECOND_SIGNAL_MESSAGE.set(
+            format!(
+                "\nsecond interrupt: exiting now; trackbench's test files may be left in {}: remove them with: trackbench clean {}\n",
+                target.path.join(datadir::DIR_NAME).display(),
+                path.display()
+            )
+            .into_bytes(),
+        );
+    }
     if let Some(d) = &data {
         for n in &d.notes {
             bars.note(&format!("note: {n}"));
@@ -251,7 +274,22 @@ fn measure_with(
         }
     }
     doc.interrupted |= cancel.load(Ordering::Relaxed);
-    // Remove the run's files before anything else can fail.
+    // The result is saved before the files are removed: a second signal cannot lose it.
+    doc.finish();
+    if let Some(j) = &json_out {
+        j.write(&doc)?;
+    }
+    // An interrupted run hands its files to a cleaner of their own and exits at once:
+    // unlinking large files takes seconds on some filesystems (ext4 with discard).
+    let mut cleaner = None;
+    if doc.interrupted
+        && let Some(d) = data.take()
+    {
+        match hand_over(d, path) {
+            Ok(pid) => cleaner = pid,
+            Err(e) => doc.warnings.push(format!("cleanup incomplete: {e}")),
+        }
+    }
     if let Some(d) = data.take() {
         let kept = d.keep().then(|| d.root().to_path_buf());
         match d.close() {
@@ -271,7 +309,6 @@ fn measure_with(
             Err(e) => doc.warnings.push(format!("cleanup incomplete: {e}")),
         }
     }
-    doc.finish();
     if is_suite && !doc.sections.is_empty() {
         let _ = write!(
             out,
@@ -295,15 +332,56 @@ fn measure_with(
         return Err(e).context("measurement failed");
     }
     if doc.interrupted {
-        eprintln!(
-            "interrupted: the figures measured so far are shown; trackbench's test files were removed"
-        );
+        match cleaner {
+            Some(pid) => eprintln!(
+                "interrupted: the figures measured so far are shown; trackbench's test files are being removed (cleaner pid {pid})"
+            ),
+            None => eprintln!(
+                "interrupted: the figures measured so far are shown; trackbench's test files were removed"
+            ),
+        }
         return Ok(ExitCode::from(EXIT_INTERRUPTED));
     }
     Ok(ExitCode::SUCCESS)
 }
 
-fn clean(path: &Path) -> Result<ExitCode> {
+/// Hands an interrupted run's data directory, lock included, to a `trackbench clean` of its
+/// own (its own process group: a second Ctrl-C at the terminal does not stop it) and returns
+/// its pid; where that cannot start, cleans here.
+fn hand_over(d: DataDir, target: &Path) -> Result<Option<u32>> {
+    use std::os::unix::process::CommandExt;
+    if d.keep() {
+        d.close()?;
+        return Ok(None);
+    }
+    let fd = d.detach_lock()?;
+    let spawned = std::env::current_exe().and_then(|exe| {
+        std::process::Command::new(exe)
+            .arg("clean")
+            .arg(target)
+            .arg("--inherited-lock")
+            .arg(fd.to_string())
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .process_group(0)
+            .spawn()
+    });
+    match spawned {
+        Ok(child) => {
+            // SAFETY: our copy of the handed-over descriptor; the cleaner holds its own.
+            unsafe { libc::close(fd) };
+            Ok(Some(child.id()))
+        }
+        Err(_) => {
+            let t = target::inspect(target)?;
+            DataDir::adopt(&t.path, fd)?.close()?;
+            Ok(None)
+        }
+    }
+}
+
+fn clean(path: &Path, inherited_lock: Option<i32>) -> Result<ExitCode> {
     let t = target::inspect(path)?;
     if t.kind != TargetKind::Directory {
         bail!(
@@ -311,6 +389,11 @@ fn clean(path: &Path) -> Result<ExitCode> {
             path.display(),
             t.kind.describe()
         );
+    }
+    if let Some(fd) = inherited_lock {
+        // The interrupted run's own cleanup, handed over with its lock.
+        DataDir::adopt(&t.path, fd)?.close()?;
+        return Ok(ExitCode::SUCCESS);
     }
     let c = datadir::clean(&t.path)?;
     for n in &c.notes {

@@ -44,6 +44,16 @@ fn figure(doc: &Value, row: &str, name: &str) -> f64 {
     f["median"].as_f64().unwrap()
 }
 
+/// An interrupted run hands its files to a cleaner that outlives it: wait (a few seconds at
+/// most) for it to finish, then check nothing is left.
+fn assert_cleaned_after_interrupt(dir: &Path) {
+    let start = Instant::now();
+    while dir.join("trackbench-data").exists() && start.elapsed() < Duration::from_secs(15) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_clean(dir);
+}
+
 fn assert_clean(dir: &Path) {
     let leftover: Vec<_> = std::fs::read_dir(dir)
         .unwrap()
@@ -287,7 +297,7 @@ fn ctrl_c_stops_promptly_saves_and_cleans_up() {
         sent.elapsed()
     );
     assert_eq!(status.code(), Some(130));
-    assert_clean(&target);
+    assert_cleaned_after_interrupt(&target);
     let v: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     assert_eq!(v["interrupted"], true);
     assert_eq!(v["sections"][0]["interrupted"], true);
@@ -322,9 +332,68 @@ fn sigterm_also_stops_and_cleans_up() {
         std::thread::sleep(Duration::from_millis(20));
     }
     std::thread::sleep(Duration::from_millis(500));
+    let sent = Instant::now();
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
     assert_eq!(child.wait().unwrap().code(), Some(130));
-    assert_clean(t.path());
+    assert!(
+        sent.elapsed() < Duration::from_secs(1),
+        "took {:?}",
+        sent.elapsed()
+    );
+    assert_cleaned_after_interrupt(t.path());
+}
+
+#[test]
+fn a_run_with_large_files_exits_within_a_second_and_a_second_signal_loses_nothing() {
+    let t = tempfile::tempdir().unwrap();
+    let json = t.path().join("r.json");
+    let target = t.path().join("target");
+    std::fs::create_dir(&target).unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("trackbench");
+    for second in [false, true] {
+        let child = std::process::Command::new(&bin)
+            .args([
+                "seek",
+                target.to_str().unwrap(),
+                "--duration",
+                "30s",
+                "--size",
+                "1G",
+                "-q",
+                "--json",
+            ])
+            .arg(&json)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let start = Instant::now();
+        // Under way once the layout is done and the manifest marks the file complete.
+        while !std::fs::read_to_string(target.join("trackbench-data/manifest.json"))
+            .is_ok_and(|m| m.contains("\"complete\": true"))
+            && start.elapsed() < Duration::from_secs(60)
+        {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        std::thread::sleep(Duration::from_millis(500));
+        let sent = Instant::now();
+        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+        if second {
+            std::thread::sleep(Duration::from_millis(300));
+            unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+        }
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(130));
+        assert!(
+            sent.elapsed() < Duration::from_secs(1),
+            "took {:?}",
+            sent.elapsed()
+        );
+        let v: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+        assert_eq!(v["interrupted"], true, "the result was saved");
+        assert_cleaned_after_interrupt(&target);
+        std::fs::remove_file(&json).unwrap();
+    }
 }
 
 #[test]

@@ -487,6 +487,9 @@ fn parse_pct(what: &'static str, s: &str) -> Result<f64> {
 #[derive(Args, Debug)]
 pub struct CleanArgs {
     pub path: PathBuf,
+    /// Internal: the lock descriptor an interrupted run hands over with its files
+    #[arg(long, hide = true, value_name = "FD")]
+    pub inherited_lock: Option<i32>,
 }
 
 /// Validated settings shared by all measuring commands.
