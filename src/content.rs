@@ -21,6 +21,33 @@ fn pool() -> &'static [u8] {
     })
 }
 
+/// Builds the noise pool now, off any real-time path (it is allocated once, on first use).
+pub fn warm() {
+    let _ = pool();
+}
+
+/// Compares the noise of `bytes`, read from `offset` of one of trackbench's files, with what was
+/// written there (the 16-byte tags excluded: `check_tag` checks those). Returns the start of
+/// the first block whose noise differs. A plain comparison with the pool, as cheap as reading
+/// the bytes once.
+pub fn noise_mismatch(bytes: &[u8], offset: u64) -> Option<u64> {
+    let pool = pool();
+    let mut done = 0usize;
+    while done < bytes.len() {
+        let at = offset + done as u64;
+        let block_start = at / BLOCK as u64 * BLOCK as u64;
+        let in_block = (at - block_start) as usize;
+        let n = (BLOCK - in_block).min(bytes.len() - done);
+        let skip = TAG_LEN.saturating_sub(in_block).min(n);
+        let p = ((block_start / BLOCK as u64) % POOL_BLOCKS) as usize * BLOCK + in_block;
+        if bytes[done + skip..done + n] != pool[p + skip..p + n] {
+            return Some(block_start);
+        }
+        done += n;
+    }
+    None
+}
+
 /// What a buffer's noise was last filled for, so a refill of the same phase only restamps tags.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct FillState {

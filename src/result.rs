@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 /// 2: streaming verdicts may be `too_short`; outcomes carry `butler_idle_pct`, `shortcoming`,
 /// `min_run_s`, `stopped_early`, `played_bytes` and `device_read_bytes`; rings of the default
 /// engine hold at least four chunks; searches record what limited them.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// One measured figure of one run.
 #[derive(Debug, Clone, PartialEq)]
@@ -166,7 +166,15 @@ pub struct ResultDoc {
     pub interrupted: bool,
     pub sections: Vec<Section>,
     pub warnings: Vec<String>,
+    /// How reads of trackbench's own files were checked (schema 3).
+    #[serde(default)]
+    pub verification: String,
 }
+
+/// What `verification` says: streaming plays every byte and compares it; classic reads check
+/// every tag and the noise of one block per request (comparing all of a large read would cost
+/// a fast drive's queue-depth-1 rate).
+pub const VERIFICATION: &str = "every read of trackbench's own files is checked: streaming compares every byte played with what was written (tag and noise); classic workloads check every 4 KiB block's tag and the noise of one whole block per request, a different one each request (all of a 4K request)";
 
 impl ResultDoc {
     pub fn new(command: Vec<String>, target: TargetInfo, host: HostInfo) -> ResultDoc {
@@ -185,6 +193,7 @@ impl ResultDoc {
             interrupted: false,
             sections: Vec::new(),
             warnings: Vec::new(),
+            verification: VERIFICATION.into(),
         }
     }
 

@@ -324,3 +324,60 @@ fn edge_values_of_every_numeric_flag_never_panic_the_binary() {
         }
     }
 }
+
+/// Overwrites bytes 100..108 of every 4 KiB block of audio (after the header): the tags stay.
+fn corrupt_payload(path: &Path) {
+    use std::os::unix::fs::FileExt;
+    let f = fs::OpenOptions::new().write(true).open(path).unwrap();
+    let len = f.metadata().unwrap().len();
+    let mut at = 4096;
+    while at + 4096 <= len {
+        f.write_all_at(b"XXXXXXXX", at + 100).unwrap();
+        at += 4096;
+    }
+}
+
+#[test]
+fn a_kept_file_whose_payload_was_overwritten_fails_verification() {
+    let t = tempfile::tempdir().unwrap();
+    let p = t.path().to_str().unwrap();
+    let data = t.path().join("trackbench-data");
+    // Streaming: the tick compares every byte it plays.
+    let play = [
+        "play",
+        p,
+        "--tracks",
+        "2",
+        "--duration",
+        "8s",
+        "--chunk",
+        "64K",
+        "-q",
+        "--keep",
+    ];
+    tb().args(play).assert().success();
+    corrupt_payload(&data.join("play-0000.wav"));
+    tb().args(play)
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("not what was written"));
+    // Classic reads: every tag, and one whole block per request (random 4K: all of it).
+    let seek = [
+        "seek",
+        p,
+        "--size",
+        "8M",
+        "--duration",
+        "300ms",
+        "-q",
+        "--keep",
+    ];
+    tb().args(seek).assert().success();
+    corrupt_payload(&data.join("span-0000.wav"));
+    tb().args(seek)
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("noise differs"));
+    tb().args(["clean", p]).assert().success();
+    assert!(!data.exists());
+}

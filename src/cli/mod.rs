@@ -39,7 +39,7 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
-    /// The main job: the standard suite on PATH (default: the current directory), about a minute.
+    /// The main job: the standard suite on PATH (default: the current directory), real-time track counts first, then the classic tests (about 2.5 min on an SSD).
     Run(RunArgs),
     /// Sustained sequential write and read of one large file (hdparm -t, DskBench).
     Seq(SeqArgs),

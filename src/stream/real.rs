@@ -344,7 +344,7 @@ fn run_tracks(
         return Err(Error::Verify {
             path: paths[track as usize].clone(),
             offset: off,
-            detail: "the audio tick played data whose tag is not what was written there".into(),
+            detail: "the audio tick played data that is not what was written there (its tag or its noise differs)".into(),
         });
     }
     let written: Vec<u64> = tracks

@@ -24,6 +24,8 @@ pub struct Tick {
 
 impl Tick {
     pub fn new(period_bytes: u64, period_ns: u64, total_ticks: u64) -> Tick {
+        // The check compares with the noise pool: built here, never on the real-time path.
+        content::warm();
         Tick {
             period_bytes,
             series: FillSeries::new(total_ticks, period_ns),
@@ -87,27 +89,33 @@ impl Tick {
         self.ticks += 1;
     }
 
-    /// Reads the period's bytes out of the ring and checks the tags of the blocks starting in it.
+    /// Reads the period's bytes out of the ring and checks them: the tags of the blocks
+    /// starting in it, and every other byte against the noise written there (a payload
+    /// overwritten on the disk is caught, not only a misplaced block).
     fn play_bytes(&mut self, index: u32, t: &Track) {
         let p = self.period_bytes;
         let tail = t.ring.consumed();
         let cap = t.ring.capacity();
+        let block = content::BLOCK as u64;
         let mut done = 0;
         while done < p {
-            let at = (tail + done) % cap;
-            let n = (p - done).min(cap - at);
+            let pos = tail + done;
+            let at = pos % cap;
+            // One block's piece at a time: ring positions and file offsets share their block
+            // alignment (reads are whole blocks), and a piece never crosses the file's wrap.
+            let n = (p - done).min(cap - at).min(block - pos % block);
             // SAFETY: [tail, tail + p) is filled (checked by the caller) and owned by the consumer.
             if let Some(ptr) = unsafe { t.ring.ptr(at) } {
                 let bytes = unsafe { std::slice::from_raw_parts(ptr, n as usize) };
-                let mut acc = 0u64;
-                for w in bytes.chunks_exact(8) {
-                    acc ^= u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]);
+                if let Some(off) = content::noise_mismatch(bytes, t.file_offset(pos))
+                    && self.verify_error.is_none()
+                {
+                    self.verify_error = Some((index, off));
                 }
-                self.checksum = self.checksum.rotate_left(7) ^ acc;
+                self.checksum = self.checksum.rotate_left(7) ^ u64::from(bytes[0]);
             }
             done += n;
         }
-        let block = content::BLOCK as u64;
         let mut b = tail.div_ceil(block) * block;
         while b < tail + p {
             // SAFETY: the block starts inside the consumer's region; reads come in whole blocks, so
