@@ -64,7 +64,7 @@ impl MemoryBudget {
                 "the --max-memory limit".into()
             } else {
                 format!(
-                    "half of this machine's {} of RAM",
+                    "half of the {} of RAM this process may use",
                     self.ram.map_or("(unknown)".into(), crate::units::fmt_size)
                 )
             },
@@ -75,13 +75,83 @@ impl MemoryBudget {
 
 impl Default for MemoryBudget {
     fn default() -> Self {
-        MemoryBudget::default_for(crate::host::inspect().memory_bytes)
+        MemoryBudget::default_for(usable_ram())
     }
+}
+
+/// The memory this process may use: the machine's RAM, or less where its control group is
+/// limited (a container, a systemd slice): a run sized to the machine's RAM would be killed by
+/// the group's limit halfway.
+pub fn usable_ram() -> Option<u64> {
+    let ram = crate::host::inspect().memory_bytes;
+    let cgroup = std::fs::read_to_string("/proc/self/cgroup")
+        .ok()
+        .and_then(|c| cgroup_limit(&c, std::path::Path::new("/sys/fs/cgroup")));
+    match (ram, cgroup) {
+        (Some(r), Some(c)) => Some(r.min(c)),
+        (r, c) => r.or(c),
+    }
+}
+
+/// The tightest memory limit of the control groups in `/proc/self/cgroup` (v2 `memory.max`,
+/// v1 `memory.limit_in_bytes`), their parents included; None when unlimited or unknown.
+fn cgroup_limit(proc_cgroup: &str, root: &std::path::Path) -> Option<u64> {
+    let mut best: Option<u64> = None;
+    for line in proc_cgroup.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
+        let (dir, file) = match controllers {
+            "" => (root.to_path_buf(), "memory.max"),
+            c if c.split(',').any(|x| x == "memory") => {
+                (root.join("memory"), "memory.limit_in_bytes")
+            }
+            _ => continue,
+        };
+        // The group and each of its parents: the tightest limit applies.
+        let mut p = dir.join(path.trim_start_matches('/'));
+        loop {
+            if let Some(v) = std::fs::read_to_string(p.join(file))
+                .ok()
+                .and_then(|s| s.trim().parse::<u64>().ok())
+                // v1 writes "no limit" as a huge page-rounded number.
+                .filter(|&v| v < 1 << 60)
+            {
+                best = Some(best.map_or(v, |b| b.min(v)));
+            }
+            if p == dir || !p.pop() {
+                break;
+            }
+        }
+    }
+    best
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_control_groups_memory_limit_is_found_v1_and_v2() {
+        let t = tempfile::tempdir().unwrap();
+        let v2 = t.path().join("a/b");
+        std::fs::create_dir_all(&v2).unwrap();
+        std::fs::write(t.path().join("a/memory.max"), "1073741824\n").unwrap();
+        std::fs::write(v2.join("memory.max"), "max\n").unwrap();
+        assert_eq!(cgroup_limit("0::/a/b\n", t.path()), Some(1 << 30));
+        let v1 = t.path().join("memory/slice");
+        std::fs::create_dir_all(&v1).unwrap();
+        std::fs::write(v1.join("memory.limit_in_bytes"), "536870912\n").unwrap();
+        std::fs::write(
+            t.path().join("memory/memory.limit_in_bytes"),
+            "9223372036854771712\n",
+        )
+        .unwrap();
+        assert_eq!(
+            cgroup_limit("4:memory:/slice\n1:cpu:/\n", t.path()),
+            Some(512 << 20)
+        );
+        assert_eq!(cgroup_limit("1:cpu:/\n", t.path()), None);
+    }
 
     #[test]
     fn refuses_above_the_limit_and_says_what_helps() {

@@ -381,3 +381,42 @@ fn a_kept_file_whose_payload_was_overwritten_fails_verification() {
     tb().args(["clean", p]).assert().success();
     assert!(!data.exists());
 }
+
+/// A memory control group of its own, removed on drop (root only).
+struct MemoryGroup(PathBuf);
+impl Drop for MemoryGroup {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir(&self.0);
+    }
+}
+
+#[test]
+fn a_memory_limited_group_is_the_budget_not_the_machines_ram() {
+    let v1 = Path::new("/sys/fs/cgroup/memory");
+    if unsafe { libc::geteuid() } != 0 || !v1.is_dir() {
+        eprintln!("skipped: needs root and the cgroup v1 memory controller");
+        return;
+    }
+    let g = MemoryGroup(v1.join(format!("trackbench-test-{}", std::process::id())));
+    fs::create_dir(&g.0).unwrap();
+    fs::write(g.0.join("memory.limit_in_bytes"), "1073741824").unwrap();
+    let t = tempfile::tempdir().unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("trackbench");
+    // 800 tracks' rings (800M) fit half of the machine's RAM but not half of the group's 1G.
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(r#"echo $$ > "$1/cgroup.procs" && exec "$2" play "$3" --tracks 800 -q"#)
+        .arg("sh")
+        .arg(&g.0)
+        .arg(&bin)
+        .arg(t.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("would pin 800M") && err.contains("1G of RAM"),
+        "{err}"
+    );
+    assert!(!t.path().join("trackbench-data").exists());
+}

@@ -525,7 +525,7 @@ impl Common {
         if self.runs == 0 || self.runs > 1000 {
             bail!("invalid runs {}: 1 to 1000", self.runs);
         }
-        let ram = trackbench::host::inspect().memory_bytes;
+        let ram = trackbench::memory::usable_ram();
         let memory = match &self.max_memory {
             None => trackbench::memory::MemoryBudget::default_for(ram),
             Some(s) => trackbench::memory::MemoryBudget::chosen(parse_size("max-memory", s)?, ram)?,
