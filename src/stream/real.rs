@@ -115,6 +115,10 @@ pub fn run(
     );
     let cap = spec.ring_bytes();
     let chunk = spec.policy.chunk_bytes;
+    rings.reserve(
+        play.len() + record.len(),
+        Ring::capacity_for_bytes(cap, chunk) as usize,
+    );
     let tracks: Vec<Track> = play
         .iter()
         .map(|f| (Direction::Play, f))

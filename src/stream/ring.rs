@@ -55,6 +55,11 @@ impl Ring {
         self.mem.map(UnsafeCell::into_inner)
     }
 
+    /// The bytes a ring asked for `capacity_bytes` with chunks of `chunk` holds.
+    pub fn capacity_for_bytes(capacity_bytes: u64, chunk: u64) -> u64 {
+        Self::slots(capacity_bytes, chunk) * chunk
+    }
+
     fn slots(capacity_bytes: u64, chunk: u64) -> u64 {
         capacity_bytes.div_ceil(chunk).max(2)
     }
@@ -232,6 +237,34 @@ impl RingMemory {
         AlignedBuf::new(len)
     }
 
+    /// Makes sure `count` buffers of `len` bytes are ready, allocating (and touching) the missing
+    /// ones on every CPU at once: first-touching gigabytes is the slow part of starting a large
+    /// run on a virtual machine, and it is work the CPUs can share.
+    pub fn reserve(&mut self, count: usize, len: usize) {
+        self.spare.retain(|b| b.len() == len);
+        let missing = count.saturating_sub(self.spare.len());
+        if missing == 0 {
+            return;
+        }
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(missing);
+        let per = missing.div_ceil(threads);
+        let made: Vec<Vec<AlignedBuf>> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..threads)
+                .map(|i| {
+                    let n = per.min(missing - (i * per).min(missing));
+                    s.spawn(move || (0..n).map(|_| AlignedBuf::new(len)).collect::<Vec<_>>())
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_default())
+                .collect()
+        });
+        self.spare.extend(made.into_iter().flatten());
+    }
+
     /// Keeps `buf` for a later ring.
     pub fn give(&mut self, buf: AlignedBuf) {
         self.spare.push(buf);
@@ -273,6 +306,14 @@ mod tests {
             "a spare of another size is freed, not kept"
         );
         assert!(Ring::new(8192, 4096, false).into_memory().is_none());
+        // Reserving allocates only what is missing, of the size asked for.
+        let mut m = RingMemory::new();
+        m.reserve(5, 8192);
+        assert_eq!(m.spare_bytes(), 5 * 8192);
+        m.reserve(3, 8192);
+        assert_eq!(m.spare_bytes(), 5 * 8192);
+        m.reserve(2, 4096);
+        assert_eq!(m.spare_bytes(), 2 * 4096);
     }
 
     #[test]
