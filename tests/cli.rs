@@ -1015,3 +1015,49 @@ fn a_device_that_cannot_stream_never_passes_and_its_locate_is_called_out() {
     assert!(s.contains("FAIL"), "{s}");
     assert!(s.contains("the locate (filling every ring"), "{s}");
 }
+
+#[test]
+fn a_second_signal_exits_at_once_and_says_how_to_clean_up() {
+    let t = tempfile::tempdir().unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("trackbench");
+    let child = std::process::Command::new(bin)
+        .args([
+            "seek",
+            t.path().to_str().unwrap(),
+            "--duration",
+            "30s",
+            "--size",
+            "64M",
+            "-q",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while !std::fs::read_to_string(t.path().join("trackbench-data/manifest.json"))
+        .is_ok_and(|m| m.contains("\"complete\": true"))
+        && start.elapsed() < Duration::from_secs(30)
+    {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    // Two signals back to back (different ones: two pending SIGINTs would merge into one);
+    // the second is handled right after the first.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+        libc::kill(child.id() as i32, libc::SIGTERM);
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("second interrupt") && err.contains("trackbench clean"),
+        "{err}"
+    );
+    // What it says removes what may be left.
+    tb().args(["clean", t.path().to_str().unwrap()])
+        .assert()
+        .success();
+    assert_cleaned_after_interrupt(t.path());
+}
