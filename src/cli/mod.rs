@@ -853,7 +853,7 @@ mod tests {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(2000))]
+        #![proptest_config(ProptestConfig::with_cases(10_000))]
         /// No flag value, alone or combined, makes the parsers or the settings panic: every
         /// bad one is an error naming it.
         #[test]
@@ -892,6 +892,7 @@ mod tests {
             ("play", "--max-tracks", "0", "max-tracks"),
             ("record", "--chunk", "64M1", "chunk"),
             ("hdr", "--butler", "parallel:0", "butler"),
+            ("hdr", "--play", "4294967295", "tracks"),
             ("seq", "--qd", "0", "queue depth"),
             ("seq", "--qd", "4097", "queue depth"),
             ("seq", "--block", "0", "block"),

@@ -111,8 +111,9 @@ pub struct StreamSpec {
 }
 
 impl StreamSpec {
+    /// All tracks; saturating, so that absurd counts reach `validate` and are refused there.
     pub fn tracks(&self) -> u32 {
-        self.play_tracks + self.record_tracks
+        self.play_tracks.saturating_add(self.record_tracks)
     }
     pub fn period_bytes(&self) -> u64 {
         u64::from(self.period_frames) * self.format.bytes_per_frame()
