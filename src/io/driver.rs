@@ -150,6 +150,9 @@ pub fn drive(
                         })?;
                 let buf = &mut backend.slot_mut(slot)[..spec.len as usize];
                 content::fill(buf, id, spec.offset, &mut fill_state[slot as usize]);
+            } else {
+                // A read overwrites the slot: the next write there must lay its noise again.
+                fill_state[slot as usize] = FillState::default();
             }
             let t = Instant::now();
             backend.submit(Op {
@@ -381,6 +384,62 @@ mod tests {
         };
         let e = drive(&mut be, &files, &mut r, Limits::default(), "r", &ctl).unwrap_err();
         assert!(matches!(e, Error::Verify { offset: 12288, .. }), "{e}");
+    }
+
+    /// Plays back a fixed list of requests.
+    struct Script(std::vec::IntoIter<OpSpec>);
+    impl Pattern for Script {
+        fn next_op(&mut self) -> Option<OpSpec> {
+            self.0.next()
+        }
+    }
+
+    #[test]
+    fn a_write_after_a_read_in_the_same_slot_writes_the_right_noise() {
+        // One slot, so every request reuses it: write phase 0, read another phase into it, then
+        // write phase 0 again (1 MiB further on, where the noise repeats). The second write must
+        // not keep the read's bytes as its noise. `run`'s mix did, and a later read caught it.
+        let len = 2 << 20;
+        let mut be = MemBackend {
+            data: vec![0; len],
+            bufs: vec![AlignedBuf::new(8192)],
+            queue: vec![],
+            max_seen_in_flight: 0,
+        };
+        let files = [DriveFile {
+            path: "mem".into(),
+            content_id: Some(3),
+        }];
+        let cancel = AtomicBool::new(false);
+        let ctl = Control {
+            cancel: &cancel,
+            progress: &NoProgress,
+        };
+        let mut lay = Seq {
+            kind: OpKind::Write,
+            at: 0,
+            end: len as u64,
+            bs: 8192,
+        };
+        drive(&mut be, &files, &mut lay, Limits::default(), "w", &ctl).unwrap();
+        let op = |kind, offset| OpSpec {
+            kind,
+            file: 0,
+            offset,
+            len: 8192,
+        };
+        let mut mixed = Script(
+            vec![
+                op(OpKind::Write, 0),
+                op(OpKind::Read, 65536),
+                op(OpKind::Write, 1 << 20),
+                op(OpKind::Read, 8192),
+                op(OpKind::Write, (1 << 20) + 8192),
+            ]
+            .into_iter(),
+        );
+        drive(&mut be, &files, &mut mixed, Limits::default(), "mix", &ctl).unwrap();
+        content::verify(&be.data, 3, 0, true).unwrap();
     }
 
     #[test]
