@@ -287,6 +287,37 @@ fn kept_files_hold_exactly_what_every_writing_workload_wrote() {
     assert_clean(t.path());
 }
 
+/// A run plays at least the duration asked for, in whole periods, even when one period is long.
+#[test]
+fn a_long_period_plays_the_whole_duration() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path().to_str().unwrap();
+    let started = Instant::now();
+    let out = tb()
+        .args([
+            "play",
+            d,
+            "--tracks",
+            "2",
+            "--period",
+            "65536",
+            "--duration",
+            "2s",
+        ])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(
+        started.elapsed() >= Duration::from_secs(2),
+        "ran {:?}",
+        started.elapsed()
+    );
+    // Two periods of 65536 frames at 48 kHz.
+    assert!(stdout.contains("the run lasted 2.7 s"), "{stdout}");
+    assert_clean(t.path());
+}
+
 #[test]
 fn a_second_run_on_the_same_target_refuses() {
     let t = tempfile::tempdir().unwrap();

@@ -121,8 +121,13 @@ impl StreamSpec {
     pub fn period_ns(&self) -> u64 {
         u64::from(self.period_frames) * 1_000_000_000 / u64::from(self.format.rate_hz)
     }
+    /// Audio periods the run plays: enough to cover the duration (a run of 2 s at a 65536-frame
+    /// period plays two periods, 2.73 s, not one of 1.37 s). Counted in frames, so a duration of
+    /// whole periods is exactly that many.
     pub fn ticks(&self) -> u64 {
-        self.duration_ns / self.period_ns()
+        let frames = u128::from(self.duration_ns) * u128::from(self.format.rate_hz);
+        let per_tick = u128::from(self.period_frames) * 1_000_000_000;
+        u64::try_from(frames.div_ceil(per_tick)).unwrap_or(u64::MAX)
     }
     pub fn ring_bytes(&self) -> u64 {
         Ring::capacity_for(

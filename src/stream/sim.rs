@@ -457,6 +457,24 @@ mod tests {
         }
     }
 
+    #[test]
+    fn a_run_covers_its_duration_in_whole_periods() {
+        let mut s = spec(1, 0, 1 << 18, 2.0, 2);
+        assert_eq!(
+            s.ticks(),
+            375,
+            "2 s of 256-frame periods at 48 kHz, exactly"
+        );
+        s.duration_ns = 1_000_000_000;
+        assert_eq!(s.ticks(), 188, "187.5 periods: the last is played whole");
+        s.period_frames = 65536;
+        s.duration_ns = 2_000_000_000;
+        assert_eq!(s.ticks(), 2, "2 s is 1.46 periods of 1.37 s: two, not one");
+        s.duration_ns = u64::MAX;
+        s.period_frames = 16;
+        assert!(s.ticks() > 0);
+    }
+
     fn model(s: &str) -> DeviceModel {
         DeviceModel::parse(s).unwrap()
     }
