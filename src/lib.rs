@@ -14,6 +14,7 @@ pub mod io;
 pub mod memory;
 pub mod report;
 pub mod result;
+pub mod session;
 pub mod stats;
 pub mod stream;
 pub mod suite;

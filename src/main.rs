@@ -12,15 +12,15 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use trackbench::control::Control;
 use trackbench::datadir::{self, DataDir};
 use trackbench::error::Error;
+use trackbench::report;
 use trackbench::result::ResultDoc;
+use trackbench::session::{self, Outcome, Plan};
 use trackbench::target::{self, TargetKind};
 use trackbench::units::fmt_size;
 use trackbench::workloads::stream::{StreamKind, Streaming};
-use trackbench::workloads::{Env, Workload, run_repeated, seq::SeqMode};
-use trackbench::{host, report};
+use trackbench::workloads::{Workload, seq::SeqMode};
 
 /// The system allocator, counting what the audio tick allocates inside its real-time loop, so
 /// every streaming result can state that the number is zero.
@@ -183,6 +183,47 @@ fn dispatch(cli: Cli, cancel: &AtomicBool) -> Result<ExitCode> {
     }
 }
 
+/// The terminal and `--json` presenter of a session.
+struct Printer<'a> {
+    bars: Bars,
+    out: std::cell::RefCell<Box<dyn Write>>,
+    json_out: Option<&'a report::json::JsonOut>,
+    target_arg: &'a Path,
+}
+
+impl trackbench::session::Sink for Printer<'_> {
+    fn progress(&self) -> &dyn trackbench::control::Progress {
+        &self.bars
+    }
+    fn data_dir_opened(&self, root: &Path) {
+        let _ = SECOND_SIGNAL_MESSAGE.set(
+            format!(
+                "\nsecond interrupt: exiting now; trackbench's test files may be left in {}: remove them with: trackbench clean {}\n",
+                root.display(),
+                self.target_arg.display()
+            )
+            .into_bytes(),
+        );
+    }
+    fn note(&self, note: &str) {
+        self.bars.note(&format!("note: {note}"));
+    }
+    fn started(&self, doc: &ResultDoc) {
+        let _ = write!(self.out.borrow_mut(), "{}", report::terminal::header(doc));
+    }
+    fn section(&self, section: &trackbench::result::Section) {
+        let mut out = self.out.borrow_mut();
+        let _ = write!(out, "\n{}", report::terminal::section(section));
+        let _ = out.flush();
+    }
+    fn finished(&self, doc: &ResultDoc) -> trackbench::error::Result<()> {
+        match self.json_out {
+            Some(j) => j.write(doc),
+            None => Ok(()),
+        }
+    }
+}
+
 /// Runs `workloads` on `path` and reports. `uses_disk` is false for simulated runs, which touch
 /// nothing on the target.
 fn measure_with(
@@ -190,7 +231,7 @@ fn measure_with(
     common: &Common,
     io: Option<&IoArgs>,
     workloads: Vec<Box<dyn Workload>>,
-    is_suite: bool,
+    suite: bool,
     uses_disk: bool,
     cancel: &AtomicBool,
 ) -> Result<ExitCode> {
@@ -201,127 +242,67 @@ fn measure_with(
         Some(j) if !json_to_stdout => Some(report::json::JsonOut::prepare(j)?),
         _ => None,
     };
-    let target = target::inspect(path)?;
-    if is_suite && target.kind != TargetKind::Directory {
-        bail!(
-            "{} is a {}: run needs a directory on the filesystem to test (it writes test files there); for a device, use seek or zones",
-            path.display(),
-            target.kind.describe()
-        );
-    }
-    let bars = Bars::new(common.quiet);
-    let mut data = match target.kind {
-        TargetKind::Directory if uses_disk => Some(DataDir::open(&target.path, common.keep)?),
-        _ => None,
+    let plan = Plan {
+        target: path.to_path_buf(),
+        workloads,
+        format: settings.format,
+        io: settings.io,
+        memory: settings.memory,
+        runs: settings.runs,
+        keep: common.keep,
+        suite,
+        uses_disk,
+        // The command line as given; a path that is not UTF-8 is recorded lossily.
+        command: std::env::args_os()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect(),
     };
-    if data.is_some() {
-        let _ = SECOND_SIGNAL_MESSAGE.set(
-            format!(
-                "\nsecond interrupt: exiting now; trackbench's test files may be left in {}: remove them with: trackbench clean {}\n",
-                target.path.join(datadir::DIR_NAME).display(),
-                path.display()
-            )
-            .into_bytes(),
-        );
-    }
-    if let Some(d) = &data {
-        for n in &d.notes {
-            bars.note(&format!("note: {n}"));
-        }
-    }
-    // The command line as given; a path that is not UTF-8 is recorded lossily.
-    let command = std::env::args_os()
-        .map(|a| a.to_string_lossy().into_owned())
-        .collect();
-    let mut doc = ResultDoc::new(command, target.clone(), host::inspect());
-    let mut out: Box<dyn Write> = if json_to_stdout {
-        Box::new(std::io::stderr())
-    } else {
-        Box::new(std::io::stdout())
+    let printer = Printer {
+        bars: Bars::new(common.quiet),
+        out: std::cell::RefCell::new(if json_to_stdout {
+            Box::new(std::io::stderr())
+        } else {
+            Box::new(std::io::stdout())
+        }),
+        json_out: json_out.as_ref(),
+        target_arg: path,
     };
-    let _ = write!(out, "{}", report::terminal::header(&doc));
-    let mut failure = None;
-    for mut w in workloads {
-        if cancel.load(Ordering::Relaxed) {
-            doc.interrupted = true;
-            break;
-        }
-        let mut env = Env {
-            target: &target,
-            data: data.as_mut(),
-            io: settings.io,
-            format: settings.format,
-            memory: settings.memory,
-            ctl: Control {
-                cancel,
-                progress: &bars,
-            },
-        };
-        match run_repeated(w.as_mut(), &mut env, settings.runs) {
-            Ok(section) => {
-                let _ = write!(out, "\n{}", report::terminal::section(&section));
-                let _ = out.flush();
-                doc.push(section);
-            }
-            Err(Error::Interrupted) => {
-                doc.interrupted = true;
-                break;
-            }
-            Err(e) => {
-                failure = Some(e);
-                break;
-            }
-        }
-    }
-    doc.interrupted |= cancel.load(Ordering::Relaxed);
-    // The result is saved before the files are removed: a second signal cannot lose it.
-    doc.finish();
-    if let Some(j) = &json_out {
-        j.write(&doc)?;
-    }
+    let Outcome {
+        mut doc,
+        failure,
+        unfinished,
+        kept,
+    } = session::run(plan, cancel, &printer)?;
     // An interrupted run hands its files to a cleaner of their own and exits at once:
     // unlinking large files takes seconds on some filesystems (ext4 with discard).
     let mut cleaner = None;
-    if doc.interrupted
-        && let Some(d) = data.take()
-    {
+    if let Some(d) = unfinished {
         match hand_over(d, path) {
             Ok(pid) => cleaner = pid,
             Err(e) => doc.warnings.push(format!("cleanup incomplete: {e}")),
         }
     }
-    if let Some(d) = data.take() {
-        let kept = d.keep().then(|| d.root().to_path_buf());
-        match d.close() {
-            Ok(notes) => {
-                for n in notes {
-                    bars.note(&format!("note: {n}"));
-                    doc.warnings.push(n);
-                }
-                if let Some(root) = kept {
-                    bars.note(&format!(
-                        "test files kept in {} (remove them with: trackbench clean {})",
-                        root.display(),
-                        path.display()
-                    ));
-                }
-            }
-            Err(e) => doc.warnings.push(format!("cleanup incomplete: {e}")),
-        }
+    if let Some(root) = kept {
+        printer.bars.note(&format!(
+            "test files kept in {} (remove them with: trackbench clean {})",
+            root.display(),
+            path.display()
+        ));
     }
-    if is_suite && !doc.sections.is_empty() {
+    let mut out = printer.out.borrow_mut();
+    if suite && !doc.sections.is_empty() {
         let _ = write!(
             out,
             "\n{}",
             trackbench::suite::summary(&doc, &settings.format)
         );
     }
-    for w in &doc.warnings {
+    for w in doc
+        .warnings
+        .iter()
+        .filter(|w| !w.starts_with("stopped by an error: "))
+    {
         let _ = writeln!(out, "warning: {w}");
-    }
-    // The error itself goes to stderr below; the document records it too.
-    if let Some(e) = &failure {
-        doc.warnings.push(format!("stopped by an error: {e}"));
     }
     if json_to_stdout {
         println!("{}", report::json::to_string(&doc)?);
