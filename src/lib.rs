@@ -12,6 +12,7 @@ pub mod error;
 pub mod host;
 pub mod io;
 pub mod memory;
+pub mod metrics;
 pub mod report;
 pub mod result;
 pub mod session;

@@ -2,6 +2,7 @@
 //! the host and the measurements with their spread over runs. Reports render from it alone.
 
 use crate::host::HostInfo;
+use crate::metrics::Def;
 use crate::stats::Spread;
 use crate::target::TargetInfo;
 use serde::{Deserialize, Serialize};
@@ -10,18 +11,20 @@ use serde::{Deserialize, Serialize};
 /// 2: streaming verdicts may be `too_short`; outcomes carry `butler_idle_pct`, `shortcoming`,
 /// `min_run_s`, `stopped_early`, `played_bytes` and `device_read_bytes`; rings of the default
 /// engine hold at least four chunks; searches record what limited them.
-pub const SCHEMA_VERSION: u32 = 3;
+/// 3: `verification` says how reads were checked.
+/// 4: every figure is declared once in `metrics`; seq's `tracks_naive` is `naive_tracks`, as in
+/// the streaming sections (the old name still loads, see `metrics::Def::aliases`).
+pub const SCHEMA_VERSION: u32 = 4;
 
 /// One measured figure of one run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Metric {
-    pub name: &'static str,
-    pub unit: &'static str,
+    pub def: &'static Def,
     pub value: f64,
 }
 
-pub fn metric(name: &'static str, unit: &'static str, value: f64) -> Metric {
-    Metric { name, unit, value }
+pub fn metric(def: &'static Def, value: f64) -> Metric {
+    Metric { def, value }
 }
 
 /// One row (a phase, a block size, a zone) of one run.
@@ -47,8 +50,11 @@ pub struct Row {
 }
 
 impl Row {
-    pub fn figure(&self, name: &str) -> Option<&Figure> {
-        self.figures.iter().find(|f| f.name == name)
+    /// The figure declared as `def`, under its current name or one it had in an older document.
+    pub fn get(&self, def: &Def) -> Option<&Figure> {
+        self.figures
+            .iter()
+            .find(|f| f.name == def.name || def.aliases.contains(&f.name.as_str()))
     }
 }
 
@@ -93,28 +99,28 @@ impl Section {
         let rows = labels
             .iter()
             .map(|label| {
-                let mut names: Vec<(&'static str, &'static str)> = Vec::new();
+                let mut defs: Vec<&'static Def> = Vec::new();
                 for run in runs {
                     for r in run.iter().filter(|r| r.label == *label) {
                         for m in &r.metrics {
-                            if !names.iter().any(|(n, _)| *n == m.name) {
-                                names.push((m.name, m.unit));
+                            if !defs.iter().any(|d| d.name == m.def.name) {
+                                defs.push(m.def);
                             }
                         }
                     }
                 }
-                let figures = names
+                let figures = defs
                     .iter()
-                    .filter_map(|&(name, unit)| {
+                    .filter_map(|&def| {
                         let values: Vec<f64> = runs
                             .iter()
                             .flat_map(|run| run.iter().filter(|r| r.label == *label))
-                            .flat_map(|r| r.metrics.iter().filter(|m| m.name == name))
+                            .flat_map(|r| r.metrics.iter().filter(|m| m.def.name == def.name))
                             .map(|m| m.value)
                             .collect();
                         (!values.is_empty()).then(|| Figure {
-                            name: name.to_string(),
-                            unit: unit.to_string(),
+                            name: def.name.to_string(),
+                            unit: def.unit.to_string(),
                             spread: Spread::of(&values),
                         })
                     })
@@ -215,6 +221,7 @@ pub fn now_rfc3339() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::metrics as m;
 
     #[test]
     fn runs_gather_into_spreads_in_order() {
@@ -222,14 +229,11 @@ mod tests {
             vec![
                 RunRow {
                     label: "read".into(),
-                    metrics: vec![
-                        metric("rate_mb_per_s", "MB/s", a),
-                        metric("iops", "IOPS", b),
-                    ],
+                    metrics: vec![metric(&m::RATE_MB_PER_S, a), metric(&m::IOPS, b)],
                 },
                 RunRow {
                     label: "write".into(),
-                    metrics: vec![metric("rate_mb_per_s", "MB/s", b)],
+                    metrics: vec![metric(&m::RATE_MB_PER_S, b)],
                 },
             ]
         };
@@ -241,7 +245,7 @@ mod tests {
         );
         assert_eq!(s.runs, 3);
         assert_eq!(s.rows[0].label, "read");
-        let f = s.row("read").unwrap().figure("rate_mb_per_s").unwrap();
+        let f = s.row("read").unwrap().get(&m::RATE_MB_PER_S).unwrap();
         assert_eq!(
             (f.spread.median, f.spread.min, f.spread.max),
             (2.0, 1.0, 3.0)

@@ -3,6 +3,7 @@
 //! document, report) sees the same thing.
 
 use crate::audio::Format;
+use crate::metrics::{self as m, Def};
 use crate::result::{ResultDoc, Section};
 use crate::units::{fmt_figure, fmt_size};
 use crate::workloads::Workload;
@@ -67,8 +68,8 @@ pub fn standard(format: Format) -> Vec<Box<dyn Workload>> {
     ]
 }
 
-fn median(s: Option<&Section>, row: &str, fig: &str) -> Option<f64> {
-    s?.row(row)?.figure(fig).map(|f| f.spread.median)
+fn median(s: Option<&Section>, row: &str, fig: &Def) -> Option<f64> {
+    s?.row(row)?.get(fig).map(|f| f.spread.median)
 }
 
 /// The suite's headline: what the figures mean in tracks, the real-time answer first.
@@ -82,26 +83,26 @@ pub fn summary(doc: &ResultDoc, format: &Format) -> String {
         lines.extend(realtime_lines(rt, format));
     }
     if let (Some(mb), Some(t)) = (
-        median(sec("seq"), "read", "rate_mb_per_s"),
-        median(sec("seq"), "read", "tracks_naive"),
+        median(sec("seq"), "read", &m::RATE_MB_PER_S),
+        median(sec("seq"), "read", &m::NAIVE_TRACKS),
     ) {
         lines.push(format!("  sequential read   {} MB/s: {} tracks if streaming cost nothing (the naive, video-style count)", fmt_figure(mb), fmt_figure(t)));
     }
-    if let Some(mb) = median(sec("seq"), "write", "rate_mb_per_s") {
+    if let Some(mb) = median(sec("seq"), "write", &m::RATE_MB_PER_S) {
         lines.push(format!("  sequential write  {} MB/s", fmt_figure(mb)));
     }
     if let Some(s) = sec("sweep") {
         let best = s
             .rows
             .iter()
-            .filter_map(|r| Some((r, r.figure("tracks")?.spread.median)))
+            .filter_map(|r| Some((r, r.get(&m::TRACKS)?.spread.median)))
             .max_by(|a, b| a.1.total_cmp(&b.1));
         let small = s
             .rows
             .first()
-            .and_then(|r| Some((r, r.figure("tracks")?.spread.median)));
+            .and_then(|r| Some((r, r.get(&m::TRACKS)?.spread.median)));
         if let (Some((b, bt)), Some((sm, st))) = (best, small) {
-            let ram = b.figure("ram_total_bytes").map_or(0.0, |f| f.spread.median);
+            let ram = b.get(&m::RAM_TOTAL_BYTES).map_or(0.0, |f| f.spread.median);
             lines.push(format!(
                 "  8 files streamed  {} tracks at {} blocks ({} of buffers); {} at {}",
                 fmt_figure(bt),
@@ -113,7 +114,7 @@ pub fn summary(doc: &ResultDoc, format: &Format) -> String {
         }
     }
     if let Some(s) = sec("seek").and_then(|s| s.rows.first())
-        && let (Some(i), Some(a)) = (s.figure("iops"), s.figure("access_ms_mean"))
+        && let (Some(i), Some(a)) = (s.get(&m::IOPS), s.get(&m::ACCESS_MS_MEAN))
     {
         lines.push(format!(
             "  random access     {} seeks/s, {} ms each",
@@ -131,12 +132,12 @@ pub fn summary(doc: &ResultDoc, format: &Format) -> String {
 /// The real-time answer in a user's words, with the naive count beside it.
 fn realtime_lines(rt: &Section, format: &Format) -> Vec<String> {
     let mut lines = Vec::new();
-    let fig = |row: &str, f: &str| median(Some(rt), row, f);
+    let fig = |row: &str, f: &Def| median(Some(rt), row, f);
     let none = serde_json::Value::Null;
     let extra = rt.extra.as_ref().unwrap_or(&none);
     let max_tracks = rt.settings.get("max_tracks").and_then(|m| m.as_u64());
     let mut limits: Vec<String> = Vec::new();
-    let mut count = |row: &str, f: &str, key: &str| -> Option<String> {
+    let mut count = |row: &str, f: &Def, key: &str| -> Option<String> {
         let n = fig(row, f)?;
         Some(match realtime::limited_by(extra, key) {
             Some(w) => {
@@ -163,9 +164,9 @@ fn realtime_lines(rt: &Section, format: &Format) -> Vec<String> {
             s.ring_s()
         )
     });
-    let play = count(PLAY_ROW, "tracks", "play");
-    let record = count(RECORD_ROW, "tracks", "record");
-    let hdr = count(HDR_ROW, "play_tracks", "hdr");
+    let play = count(PLAY_ROW, &m::TRACKS, "play");
+    let record = count(RECORD_ROW, &m::TRACKS, "record");
+    let hdr = count(HDR_ROW, &m::PLAY_TRACKS, "hdr");
     match (play, record) {
         (Some(p), Some(r)) => lines.push(format!(
             "  This folder plays {p} tracks and records {r} of {format} in real time{rings}."
@@ -175,12 +176,12 @@ fn realtime_lines(rt: &Section, format: &Format) -> Vec<String> {
         )),
         _ => {}
     }
-    if let Some(naive) = fig(PLAY_ROW, "naive_tracks") {
+    if let Some(naive) = fig(PLAY_ROW, &m::NAIVE_TRACKS) {
         lines.push(format!(
             "  A sequential-MB/s benchmark would promise {naive:.0}."
         ));
     }
-    if let (Some(p), Some(m)) = (hdr, fig(HDR_ROW, "record_tracks")) {
+    if let (Some(p), Some(m)) = (hdr, fig(HDR_ROW, &m::RECORD_TRACKS)) {
         lines.push(format!("  While recording {m:.0} tracks it plays {p}."));
     }
     for w in limits {

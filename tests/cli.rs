@@ -86,7 +86,7 @@ fn seq_writes_a_document_and_leaves_nothing() {
     assert_eq!(s["runs"], 3);
     for row in ["write", "read"] {
         assert!(figure(&v, row, "rate_mb_per_s") > 0.0);
-        let tracks = figure(&v, row, "tracks_naive");
+        let tracks = figure(&v, row, "naive_tracks");
         let rate = figure(&v, row, "rate_mb_per_s");
         assert!(
             (tracks - (rate * 1e6 / 144_000.0).floor()).abs() <= 1.0 + rate * 1e6 / 144_000.0 * 0.2

@@ -1,92 +1,83 @@
 //! Human-readable tables for the terminal: one per section, with the median of each figure and,
 //! over several runs, its coefficient of variation.
 
+use crate::metrics::{self as m, Def, Show};
 use crate::result::{ResultDoc, Section};
 use crate::units::{fmt_figure, fmt_size};
 use comfy_table::{CellAlignment, ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
 
-/// How a figure is shown in a column.
-#[derive(Clone, Copy)]
-enum Show {
-    /// The value times a factor.
-    Num(f64),
-    /// A byte count in K/M/G.
-    Size,
-}
+/// A column: a declared figure under the header this table gives it.
+struct C(&'static Def, &'static str);
 
-/// The columns each workload's table shows, in order: figure name, header, rendering.
-fn columns(workload: &str) -> &'static [(&'static str, &'static str, Show)] {
-    use Show::*;
+/// The columns each workload's table shows, in order.
+fn columns(workload: &str) -> &'static [C] {
     match workload {
         "seq" => &[
-            ("rate_mb_per_s", "MB/s", Num(1.0)),
-            ("tracks_naive", "tracks (naive)", Num(1.0)),
-            ("latency_us_p99", "p99 ms", Num(0.001)),
-            ("cpu_pct", "CPU %", Num(1.0)),
-            ("cpu_s_per_gb", "CPU s/GB", Num(1.0)),
+            C(&m::RATE_MB_PER_S, "MB/s"),
+            C(&m::NAIVE_TRACKS, "tracks (naive)"),
+            C(&m::LATENCY_US_P99, "p99 ms"),
+            C(&m::CPU_PCT, "CPU %"),
+            C(&m::CPU_S_PER_GB, "CPU s/GB"),
         ],
         "seek" => &[
-            ("iops", "seeks/s", Num(1.0)),
-            ("access_ms_mean", "access ms", Num(1.0)),
-            ("latency_us_p50", "p50 ms", Num(0.001)),
-            ("latency_us_p99", "p99 ms", Num(0.001)),
-            ("latency_us_p999", "p99.9 ms", Num(0.001)),
-            ("rotational_ms", "rotation ms", Num(1.0)),
-            ("implied_seek_ms", "seek ms", Num(1.0)),
-            ("cpu_pct", "CPU %", Num(1.0)),
+            C(&m::IOPS, "seeks/s"),
+            C(&m::ACCESS_MS_MEAN, "access ms"),
+            C(&m::LATENCY_US_P50, "p50 ms"),
+            C(&m::LATENCY_US_P99, "p99 ms"),
+            C(&m::LATENCY_US_P999, "p99.9 ms"),
+            C(&m::ROTATIONAL_MS, "rotation ms"),
+            C(&m::IMPLIED_SEEK_MS, "seek ms"),
+            C(&m::CPU_PCT, "CPU %"),
         ],
         "access" => &[
-            ("rate_mb_per_s", "MB/s", Num(1.0)),
-            ("iops", "IOPS", Num(1.0)),
-            ("latency_us_mean", "mean ms", Num(0.001)),
-            ("latency_us_p99", "p99 ms", Num(0.001)),
-            ("cpu_pct", "CPU %", Num(1.0)),
+            C(&m::RATE_MB_PER_S, "MB/s"),
+            C(&m::IOPS, "IOPS"),
+            C(&m::LATENCY_US_MEAN, "mean ms"),
+            C(&m::LATENCY_US_P99, "p99 ms"),
+            C(&m::CPU_PCT, "CPU %"),
         ],
         "mix" => &[
-            ("iops", "IOPS", Num(1.0)),
-            ("rate_mb_per_s", "MB/s", Num(1.0)),
-            ("read_iops", "read IOPS", Num(1.0)),
-            ("write_iops", "write IOPS", Num(1.0)),
-            ("latency_us_p50", "p50 ms", Num(0.001)),
-            ("latency_us_p99", "p99 ms", Num(0.001)),
-            ("cpu_pct", "CPU %", Num(1.0)),
+            C(&m::IOPS, "IOPS"),
+            C(&m::RATE_MB_PER_S, "MB/s"),
+            C(&m::READ_IOPS, "read IOPS"),
+            C(&m::WRITE_IOPS, "write IOPS"),
+            C(&m::LATENCY_US_P50, "p50 ms"),
+            C(&m::LATENCY_US_P99, "p99 ms"),
+            C(&m::CPU_PCT, "CPU %"),
         ],
         "zones" => &[
-            ("rate_mb_per_s", "MB/s", Num(1.0)),
-            ("offset_bytes", "offset", Size),
-            ("latency_us_p99", "p99 ms", Num(0.001)),
+            C(&m::RATE_MB_PER_S, "MB/s"),
+            C(&m::OFFSET_BYTES, "offset"),
+            C(&m::LATENCY_US_P99, "p99 ms"),
         ],
         "sweep" => &[
-            ("rate_mb_per_s", "MB/s", Num(1.0)),
-            ("iops", "IOPS", Num(1.0)),
-            ("tracks", "tracks", Num(1.0)),
-            ("ram_per_track_bytes", "RAM/track", Size),
-            ("ram_total_bytes", "RAM total", Size),
-            ("cpu_pct", "CPU %", Num(1.0)),
+            C(&m::RATE_MB_PER_S, "MB/s"),
+            C(&m::IOPS, "IOPS"),
+            C(&m::TRACKS, "tracks"),
+            C(&m::RAM_PER_TRACK_BYTES, "RAM/track"),
+            C(&m::RAM_TOTAL_BYTES, "RAM total"),
+            C(&m::CPU_PCT, "CPU %"),
         ],
         "play" | "record" | "hdr" | "realtime" => &[
-            ("tracks", "tracks", Num(1.0)),
-            ("play_tracks", "play N", Num(1.0)),
-            ("record_tracks", "record M", Num(1.0)),
-            ("naive_tracks", "naive", Num(1.0)),
-            ("xruns", "xruns", Num(1.0)),
-            ("worst_headroom_pct", "worst headroom %", Num(1.0)),
-            ("locate_ms", "locate ms", Num(1.0)),
-            ("read_mb_per_s", "read MB/s", Num(1.0)),
-            ("write_mb_per_s", "write MB/s", Num(1.0)),
-            ("read_latency_us_p99", "read p99 ms", Num(0.001)),
-            ("write_latency_us_p99", "write p99 ms", Num(0.001)),
-            ("tick_late_us_p99", "tick late p99 µs", Num(1.0)),
-            ("tick_late_us_max", "tick late max µs", Num(1.0)),
-            ("probes", "probes", Num(1.0)),
-            ("ram_bytes", "RAM", Size),
-            ("tick_cpu_pct", "tick CPU %", Num(1.0)),
-            ("butler_cpu_pct", "butler CPU %", Num(1.0)),
+            C(&m::TRACKS, "tracks"),
+            C(&m::PLAY_TRACKS, "play N"),
+            C(&m::RECORD_TRACKS, "record M"),
+            C(&m::NAIVE_TRACKS, "naive"),
+            C(&m::XRUNS, "xruns"),
+            C(&m::WORST_HEADROOM_PCT, "worst headroom %"),
+            C(&m::LOCATE_MS, "locate ms"),
+            C(&m::READ_MB_PER_S, "read MB/s"),
+            C(&m::WRITE_MB_PER_S, "write MB/s"),
+            C(&m::READ_LATENCY_US_P99, "read p99 ms"),
+            C(&m::WRITE_LATENCY_US_P99, "write p99 ms"),
+            C(&m::TICK_LATE_US_P99, "tick late p99 µs"),
+            C(&m::TICK_LATE_US_MAX, "tick late max µs"),
+            C(&m::PROBES, "probes"),
+            C(&m::RAM_BYTES, "RAM"),
+            C(&m::TICK_CPU_PCT, "tick CPU %"),
+            C(&m::BUTLER_CPU_PCT, "butler CPU %"),
         ],
-        _ => &[
-            ("rate_mb_per_s", "MB/s", Num(1.0)),
-            ("iops", "IOPS", Num(1.0)),
-        ],
+        _ => &[C(&m::RATE_MB_PER_S, "MB/s"), C(&m::IOPS, "IOPS")],
     }
 }
 
@@ -94,18 +85,19 @@ fn columns(workload: &str) -> &'static [(&'static str, &'static str, Show)] {
 pub fn section(s: &Section) -> String {
     let cols: Vec<_> = columns(&s.workload)
         .iter()
-        .filter(|(name, _, _)| s.rows.iter().any(|r| r.figure(name).is_some()))
+        .filter(|C(def, _)| s.rows.iter().any(|r| r.get(def).is_some()))
         .collect();
     let mut t = Table::new();
     t.load_style(UTF8_FULL_CONDENSED)
         .set_content_arrangement(ContentArrangement::Dynamic);
     let mut header = vec![String::new()];
-    header.extend(cols.iter().map(|(_, h, _)| h.to_string()));
+    header.extend(cols.iter().map(|C(_, h)| h.to_string()));
     t.set_header(header);
     for row in &s.rows {
         let mut cells = vec![row.label.clone()];
-        for (name, _, show) in &cols {
-            cells.push(match row.figure(name) {
+        for C(def, _) in &cols {
+            let show = def.show;
+            cells.push(match row.get(def) {
                 None => "-".to_string(),
                 Some(f) => {
                     let v = f.spread.median;
@@ -219,4 +211,28 @@ pub fn document(doc: &ResultDoc) -> String {
         out.push_str(&format!("warning: {w}\n"));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_section_of_an_older_schema_renders_under_the_current_columns() {
+        // Schema 3 named seq's naive count `tracks_naive`.
+        let old = serde_json::json!({
+            "workload": "seq", "title": "Sequential transfer", "settings": {}, "cached": false,
+            "interrupted": false, "runs": 1, "notes": [],
+            "rows": [{"label": "read", "figures": [
+                {"name": "rate_mb_per_s", "unit": "MB/s", "median": 1234.5, "min": 1234.5,
+                 "max": 1234.5, "cv": 0.0, "runs": [1234.5]},
+                {"name": "tracks_naive", "unit": "tracks", "median": 8573.0, "min": 8573.0,
+                 "max": 8573.0, "cv": 0.0, "runs": [8573.0]}]}]
+        });
+        let s: Section = serde_json::from_value(old).unwrap();
+        let text = section(&s);
+        assert!(text.contains("tracks (naive)"), "{text}");
+        assert!(text.contains("8573"), "{text}");
+        assert!(text.contains("1234"), "{text}");
+    }
 }

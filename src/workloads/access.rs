@@ -5,6 +5,7 @@ use super::{Env, RunOutcome, Workload, check_span};
 use crate::error::Result;
 use crate::io::OpKind;
 use crate::io::driver::{Limits, OpSpec, Pattern};
+use crate::metrics as m;
 use crate::result::Section;
 use crate::units::fmt_size;
 use crate::workloads::patterns::{Random, SameSector, Sequential};
@@ -99,7 +100,7 @@ impl Workload for Access {
     fn notes(&self, s: &Section) -> Vec<String> {
         let rate = |l: &str| {
             s.row(l)
-                .and_then(|r| r.figure("rate_mb_per_s"))
+                .and_then(|r| r.get(&m::RATE_MB_PER_S))
                 .map(|f| f.spread.median)
         };
         match (rate(SAME), rate(SEQUENTIAL), rate(RANDOM)) {

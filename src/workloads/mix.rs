@@ -5,6 +5,7 @@ use super::{Env, RunOutcome, Workload, check_span};
 use crate::error::Result;
 use crate::io::OpKind;
 use crate::io::driver::{Limits, Pattern};
+use crate::metrics as m;
 use crate::result::metric;
 use crate::units::fmt_size;
 use crate::workloads::patterns::{Random, Sequential};
@@ -101,8 +102,8 @@ impl Workload for Mix {
             let s = env.drive(&[&span], p.as_mut(), bs, limits, &label)?;
             let secs = s.elapsed.as_secs_f64().max(f64::MIN_POSITIVE);
             let extra = vec![
-                metric("read_iops", "IOPS", s.read.ops as f64 / secs),
-                metric("write_iops", "IOPS", s.write.ops as f64 / secs),
+                metric(&m::READ_IOPS, s.read.ops as f64 / secs),
+                metric(&m::WRITE_IOPS, s.write.ops as f64 / secs),
             ];
             out.push(label, span.cached, &s, extra);
         }

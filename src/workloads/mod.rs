@@ -18,6 +18,7 @@ use crate::dataset::{self, Span};
 use crate::error::{Error, Result};
 use crate::io::IoSettings;
 use crate::io::driver::{DriveStats, Limits, Pattern, drive};
+use crate::metrics as m;
 use crate::result::{Metric, RunRow, Section, metric};
 use crate::target::{TargetInfo, TargetKind};
 use crate::units::mb_per_s;
@@ -182,22 +183,21 @@ pub fn standard_metrics(s: &DriveStats) -> Vec<Metric> {
     let l = lat.summary();
     let secs = s.elapsed.as_secs_f64();
     vec![
-        metric("rate_mb_per_s", "MB/s", mb_per_s(s.bytes(), s.elapsed)),
+        metric(&m::RATE_MB_PER_S, mb_per_s(s.bytes(), s.elapsed)),
         metric(
-            "iops",
-            "IOPS",
+            &m::IOPS,
             if secs > 0.0 {
                 s.ops() as f64 / secs
             } else {
                 0.0
             },
         ),
-        metric("latency_us_mean", "µs", l.mean_us),
-        metric("latency_us_p50", "µs", l.p50_us),
-        metric("latency_us_p99", "µs", l.p99_us),
-        metric("latency_us_p999", "µs", l.p999_us),
-        metric("cpu_pct", "% of a core", s.cpu_pct()),
-        metric("cpu_s_per_gb", "CPU s/GB", s.cpu_s_per_gb()),
+        metric(&m::LATENCY_US_MEAN, l.mean_us),
+        metric(&m::LATENCY_US_P50, l.p50_us),
+        metric(&m::LATENCY_US_P99, l.p99_us),
+        metric(&m::LATENCY_US_P999, l.p999_us),
+        metric(&m::CPU_PCT, s.cpu_pct()),
+        metric(&m::CPU_S_PER_GB, s.cpu_s_per_gb()),
     ]
 }
 

@@ -64,7 +64,11 @@ impl RealTime {
 fn answer_of(out: &RunOutcome) -> u32 {
     out.rows
         .first()
-        .and_then(|r| r.metrics.iter().find(|m| m.name == "tracks"))
+        .and_then(|r| {
+            r.metrics
+                .iter()
+                .find(|m| m.def.name == crate::metrics::TRACKS.name)
+        })
         .map_or(0, |m| m.value as u32)
 }
 

@@ -5,6 +5,7 @@
 use super::{Env, RunOutcome, Workload, check_span};
 use crate::error::Result;
 use crate::io::driver::Limits;
+use crate::metrics as m;
 use crate::result::{Section, metric};
 use crate::units::fmt_size;
 use crate::workloads::patterns::Random;
@@ -60,15 +61,14 @@ impl Workload for Seek {
         let s = env.drive(&[&span], &mut p, self.block, limits, "random reads")?;
         let l = s.read.latency.summary();
         let mut extra = vec![
-            metric("span_bytes", "bytes", span.len() as f64),
-            metric("access_ms_mean", "ms", l.mean_us / 1000.0),
+            metric(&m::SPAN_BYTES, span.len() as f64),
+            metric(&m::ACCESS_MS_MEAN, l.mean_us / 1000.0),
         ];
         if let Some(rpm) = self.rpm {
             let rot = Self::rotational_ms(rpm);
-            extra.push(metric("rotational_ms", "ms", rot));
+            extra.push(metric(&m::ROTATIONAL_MS, rot));
             extra.push(metric(
-                "implied_seek_ms",
-                "ms",
+                &m::IMPLIED_SEEK_MS,
                 (l.mean_us / 1000.0 - rot).max(0.0),
             ));
         }
@@ -88,7 +88,7 @@ impl Workload for Seek {
     fn notes(&self, s: &Section) -> Vec<String> {
         let mut n = Vec::new();
         let Some(row) = s.rows.first() else { return n };
-        if let (Some(a), Some(rpm)) = (row.figure("access_ms_mean"), self.rpm) {
+        if let (Some(a), Some(rpm)) = (row.get(&m::ACCESS_MS_MEAN), self.rpm) {
             let rot = Self::rotational_ms(rpm);
             if a.spread.median < rot {
                 n.push(format!(

@@ -6,6 +6,7 @@ use crate::dataset;
 use crate::error::Result;
 use crate::io::OpKind;
 use crate::io::driver::Limits;
+use crate::metrics as m;
 use crate::result::{Section, metric};
 use crate::target::TargetKind;
 use crate::units::fmt_size;
@@ -47,7 +48,7 @@ impl Workload for Seq {
     fn run_once(&mut self, env: &mut Env<'_>, _run: u32) -> Result<RunOutcome> {
         let mut out = RunOutcome::default();
         let rate = env.format.bytes_per_second() as f64;
-        let tracks = |mb_s: f64| metric("tracks_naive", "tracks", (mb_s * 1e6 / rate).floor());
+        let tracks = |mb_s: f64| metric(&m::NAIVE_TRACKS, (mb_s * 1e6 / rate).floor());
         let mut written = None;
         if self.mode != SeqMode::Read {
             let format = env.format;
@@ -92,7 +93,7 @@ impl Workload for Seq {
 
     fn notes(&self, s: &Section) -> Vec<String> {
         let mut n = Vec::new();
-        if let Some(r) = s.row("read").and_then(|r| r.figure("tracks_naive")) {
+        if let Some(r) = s.row("read").and_then(|r| r.get(&m::NAIVE_TRACKS)) {
             n.push(format!(
                 "{:.0} tracks is what the sequential read rate alone predicts; streaming many files at once gets fewer (see sweep)",
                 r.spread.median

@@ -11,6 +11,7 @@ use crate::dataset::{self, Span};
 use crate::error::{Error, Result};
 use crate::io::driver::Limits;
 use crate::io::{self, BackendKind, OpKind, OpenMode};
+use crate::metrics as m;
 use crate::result::{Metric, RunRow, Section, metric};
 use crate::stream::real::StreamFile;
 use crate::stream::ring::RingMemory;
@@ -519,47 +520,39 @@ fn wave_times(spec: &StreamSpec) -> Option<(f64, f64)> {
 fn outcome_metrics(o: &StreamOutcome) -> Vec<Metric> {
     let secs = (o.ran_ms / 1000.0).max(f64::MIN_POSITIVE);
     let mut m = vec![
-        metric(
-            "tracks",
-            "tracks",
-            f64::from(o.play_tracks + o.record_tracks),
-        ),
-        metric("xruns", "xruns", o.xruns() as f64),
-        metric("underruns", "xruns", o.underruns as f64),
-        metric("overruns", "xruns", o.overruns as f64),
-        metric("worst_headroom_pct", "%", o.worst_headroom_pct),
-        metric("locate_ms", "ms", o.locate_ms),
-        metric("read_mb_per_s", "MB/s", o.read_bytes as f64 / secs / 1e6),
-        metric(
-            "write_mb_per_s",
-            "MB/s",
-            o.written_bytes as f64 / secs / 1e6,
-        ),
-        metric("ram_bytes", "bytes", o.ram_bytes as f64),
+        metric(&m::TRACKS, f64::from(o.play_tracks + o.record_tracks)),
+        metric(&m::XRUNS, o.xruns() as f64),
+        metric(&m::UNDERRUNS, o.underruns as f64),
+        metric(&m::OVERRUNS, o.overruns as f64),
+        metric(&m::WORST_HEADROOM_PCT, o.worst_headroom_pct),
+        metric(&m::LOCATE_MS, o.locate_ms),
+        metric(&m::READ_MB_PER_S, o.read_bytes as f64 / secs / 1e6),
+        metric(&m::WRITE_MB_PER_S, o.written_bytes as f64 / secs / 1e6),
+        metric(&m::RAM_BYTES, o.ram_bytes as f64),
     ];
     if let Some(s) = &o.sustain {
-        m.push(metric("shortfall_pct", "%", s.shortfall_pct));
+        m.push(metric(&m::SHORTFALL_PCT, s.shortfall_pct));
     }
     if let Some(i) = o.butler_idle_pct {
-        m.push(metric("butler_idle_pct", "%", i));
+        m.push(metric(&m::BUTLER_IDLE_PCT, i));
     }
     if let Some(a) = o.read_amplification() {
-        m.push(metric("read_amplification", "x", a));
+        m.push(metric(&m::READ_AMPLIFICATION, a));
     }
     if let Some(l) = &o.read_latency {
-        m.push(metric("read_latency_us_p99", "µs", l.p99_us));
+        m.push(metric(&m::READ_LATENCY_US_P99, l.p99_us));
     }
     if let Some(l) = &o.write_latency {
-        m.push(metric("write_latency_us_p99", "µs", l.p99_us));
+        m.push(metric(&m::WRITE_LATENCY_US_P99, l.p99_us));
     }
     if let Some(l) = &o.tick_lateness {
-        m.push(metric("tick_late_us_p50", "µs", l.p50_us));
-        m.push(metric("tick_late_us_p99", "µs", l.p99_us));
-        m.push(metric("tick_late_us_max", "µs", l.max_us));
+        m.push(metric(&m::TICK_LATE_US_P50, l.p50_us));
+        m.push(metric(&m::TICK_LATE_US_P99, l.p99_us));
+        m.push(metric(&m::TICK_LATE_US_MAX, l.max_us));
     }
     if !o.simulated {
-        m.push(metric("tick_cpu_pct", "% of a core", o.tick_cpu_pct));
-        m.push(metric("butler_cpu_pct", "% of a core", o.butler_cpu_pct));
+        m.push(metric(&m::TICK_CPU_PCT, o.tick_cpu_pct));
+        m.push(metric(&m::BUTLER_CPU_PCT, o.butler_cpu_pct));
     }
     m
 }
@@ -881,24 +874,19 @@ impl Workload for Streaming {
             let at_answer = cap.probes.iter().rev().find(|pr| pr.count == cap.answer);
             let per = 1.0 + ratio;
             let naive = est.tracks(est.seq, self.kind, ratio);
-            let mut metrics = vec![metric("tracks", "tracks", f64::from(p + r))];
+            let mut metrics = vec![metric(&m::TRACKS, f64::from(p + r))];
             if self.kind == StreamKind::Hdr {
-                metrics.push(metric("play_tracks", "tracks", f64::from(p)));
-                metrics.push(metric("record_tracks", "tracks", f64::from(r)));
+                metrics.push(metric(&m::PLAY_TRACKS, f64::from(p)));
+                metrics.push(metric(&m::RECORD_TRACKS, f64::from(r)));
             }
             metrics.extend([
-                metric("naive_tracks", "tracks", (naive / per).floor() * per),
+                metric(&m::NAIVE_TRACKS, (naive / per).floor() * per),
                 metric(
-                    "worst_headroom_pct",
-                    "%",
+                    &m::WORST_HEADROOM_PCT,
                     at_answer.map_or(0.0, |a| a.worst_headroom_pct),
                 ),
-                metric("probes", "runs", cap.probes.len() as f64),
-                metric(
-                    "ram_bytes",
-                    "bytes",
-                    (spec.ring_bytes() * u64::from(p + r)) as f64,
-                ),
+                metric(&m::PROBES, cap.probes.len() as f64),
+                metric(&m::RAM_BYTES, (spec.ring_bytes() * u64::from(p + r)) as f64),
             ]);
             out.rows.push(RunRow {
                 label: label.clone(),
@@ -982,16 +970,12 @@ impl Workload for Streaming {
         if !self.find_max {
             return n;
         }
-        let get = |row: &str, f: &str| {
-            s.row(row)
-                .and_then(|r| r.figure(f))
-                .map(|f| f.spread.median)
+        let get = |row: &str, f: &crate::metrics::Def| {
+            s.row(row).and_then(|r| r.get(f)).map(|f| f.spread.median)
         };
         if let Some(first) = s.rows.first() {
-            let tracks = first.figure("tracks").map_or(0.0, |f| f.spread.median);
-            let naive = first
-                .figure("naive_tracks")
-                .map_or(0.0, |f| f.spread.median);
+            let tracks = first.get(&m::TRACKS).map_or(0.0, |f| f.spread.median);
+            let naive = first.get(&m::NAIVE_TRACKS).map_or(0.0, |f| f.spread.median);
             if naive > 0.0 && self.kind != StreamKind::Hdr {
                 let dir = if self.kind == StreamKind::Record {
                     "write"
@@ -1011,7 +995,7 @@ impl Workload for Streaming {
             }
             if let Some(qd) = self.compare_parallel {
                 let par = format!("{} · parallel:{qd}", self.spec.policy.profile);
-                if let Some(p) = get(&par, "tracks") {
+                if let Some(p) = get(&par, &m::TRACKS) {
                     n.push(format!(
                         "a serial butler leaves {:.0} tracks on the table: the parallel butler (io_uring, {qd} in flight) holds {p:.0}",
                         (p - tracks).max(0.0)

@@ -6,6 +6,7 @@ use super::{Env, RunOutcome, Workload, check_span};
 use crate::dataset;
 use crate::error::{Error, Result};
 use crate::io::driver::Limits;
+use crate::metrics as m;
 use crate::result::{Section, metric};
 use crate::units::{fmt_size, mb_per_s};
 use crate::workloads::patterns::RoundRobin;
@@ -113,10 +114,10 @@ impl Workload for Sweep {
                 cached,
                 &s,
                 vec![
-                    metric("block_bytes", "bytes", f64::from(bs)),
-                    metric("tracks", "tracks", tracks),
-                    metric("ram_per_track_bytes", "bytes", per_track),
-                    metric("ram_total_bytes", "bytes", per_track * tracks),
+                    metric(&m::BLOCK_BYTES, f64::from(bs)),
+                    metric(&m::TRACKS, tracks),
+                    metric(&m::RAM_PER_TRACK_BYTES, per_track),
+                    metric(&m::RAM_TOTAL_BYTES, per_track * tracks),
                 ],
             );
         }
@@ -127,12 +128,12 @@ impl Workload for Sweep {
         let best = s
             .rows
             .iter()
-            .filter_map(|r| Some((r, r.figure("tracks")?.spread.median)))
+            .filter_map(|r| Some((r, r.get(&m::TRACKS)?.spread.median)))
             .max_by(|a, b| a.1.total_cmp(&b.1));
         let mut n = Vec::new();
         if let Some((row, tracks)) = best {
             let ram = row
-                .figure("ram_total_bytes")
+                .get(&m::RAM_TOTAL_BYTES)
                 .map_or(0.0, |f| f.spread.median);
             n.push(format!(
                 "most tracks at {}: {tracks:.0}, needing {} of buffers; tracks are what {} files round robin sustain, not a real-time guarantee",

@@ -5,6 +5,7 @@ use super::{Env, RunOutcome, Workload, check_span};
 use crate::error::Result;
 use crate::io::OpKind;
 use crate::io::driver::Limits;
+use crate::metrics as m;
 use crate::result::{Section, metric};
 use crate::target::TargetKind;
 use crate::units::fmt_size;
@@ -84,8 +85,8 @@ impl Workload for Zones {
                 span.cached,
                 &s,
                 vec![
-                    metric("position_pct", "%", pct),
-                    metric("offset_bytes", "bytes", (start - span.start) as f64),
+                    metric(&m::POSITION_PCT, pct),
+                    metric(&m::OFFSET_BYTES, (start - span.start) as f64),
                 ],
             );
         }
@@ -97,7 +98,7 @@ impl Workload for Zones {
         let rates: Vec<f64> = s
             .rows
             .iter()
-            .filter_map(|r| r.figure("rate_mb_per_s").map(|f| f.spread.median))
+            .filter_map(|r| r.get(&m::RATE_MB_PER_S).map(|f| f.spread.median))
             .collect();
         if let (Some(first), Some(last)) = (rates.first(), rates.last())
             && *first > 0.0
