@@ -66,15 +66,19 @@ fn main() -> ExitCode {
     raise_open_file_limit();
     let cli = Cli::parse();
     let cancel = Arc::new(AtomicBool::new(false));
+    // Set by the first SIGINT or SIGTERM. One swap decides which signal is first: two signals
+    // sent together may be handled at once on two threads, and each must not see the other
+    // as not yet there.
+    let signalled = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         // A second signal while the first is being handled ends the process at once, saying
         // what may be left behind.
-        let first = Arc::clone(&cancel);
-        // SAFETY: the action only loads atomics, writes a prepared buffer and calls _exit,
+        let seen = Arc::clone(&signalled);
+        // SAFETY: the action only swaps an atomic, writes a prepared buffer and calls _exit,
         // all async-signal-safe.
         let _ = unsafe {
             signal_hook::low_level::register(sig, move || {
-                if first.load(Ordering::SeqCst) {
+                if seen.swap(true, Ordering::SeqCst) {
                     let msg = SECOND_SIGNAL_MESSAGE
                         .get()
                         .map_or(&b"\nsecond interrupt: exiting now\n"[..], Vec::as_slice);
