@@ -11,6 +11,18 @@ pub fn to_string(doc: &ResultDoc) -> Result<String> {
         .map_err(|e| Error::io("cannot write the result as JSON", std::io::Error::other(e)))
 }
 
+/// The document as pretty-printed JSON.
+pub struct Json;
+
+impl super::Presenter for Json {
+    fn name(&self) -> &'static str {
+        "json"
+    }
+    fn render(&self, doc: &ResultDoc) -> Result<String> {
+        to_string(doc)
+    }
+}
+
 /// Where the result document goes, checked before anything is measured: a `--find-max` or a
 /// `run` must not be lost at the end to a path that could never be written.
 #[derive(Debug, Clone)]
