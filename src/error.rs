@@ -12,6 +12,9 @@ pub enum Error {
         value: String,
         expected: String,
     },
+    /// The result store could not be opened, read or written.
+    #[error("result store {location}: {detail}")]
+    Store { location: String, detail: String },
     #[error("{path}: no such file, directory or device")]
     NotFound { path: PathBuf },
     #[error("{path}: {reason}")]

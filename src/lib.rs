@@ -17,6 +17,7 @@ pub mod report;
 pub mod result;
 pub mod session;
 pub mod stats;
+pub mod store;
 pub mod stream;
 pub mod suite;
 pub mod target;

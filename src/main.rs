@@ -6,7 +6,7 @@ mod cli;
 use anyhow::{Context, Result, bail};
 use clap::Parser;
 use cli::progress::Bars;
-use cli::{Cli, Command, Common, IoArgs, RecordOpts};
+use cli::{Cli, Command, Common, HistoryArgs, IoArgs, RecordOpts, ShowArgs, StoreArgs};
 use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
@@ -17,6 +17,7 @@ use trackbench::error::Error;
 use trackbench::report;
 use trackbench::result::ResultDoc;
 use trackbench::session::{self, Outcome, Plan};
+use trackbench::store;
 use trackbench::target::{self, TargetKind};
 use trackbench::units::fmt_size;
 use trackbench::workloads::stream::{StreamKind, Streaming};
@@ -118,7 +119,7 @@ fn space_hint(c: &Command) -> Option<&'static str> {
         Command::Sweep(_) => Some("fewer --files or a smaller --file-size"),
         Command::Play(_) | Command::Record(_) => Some("fewer --tracks or a shorter --duration"),
         Command::Hdr(_) => Some("fewer --play or --record tracks, or a shorter --duration"),
-        Command::Run(_) | Command::Clean(_) => None,
+        Command::Run(_) | Command::Clean(_) | Command::History(_) | Command::Show(_) => None,
     }
 }
 
@@ -184,6 +185,8 @@ fn dispatch(cli: Cli, cancel: &AtomicBool) -> Result<ExitCode> {
             streaming(&a.path, &a.common, w)
         }
         Command::Clean(a) => clean(&a.path, a.inherited_lock),
+        Command::History(a) => history(&a),
+        Command::Show(a) => show(&a),
     }
 }
 
@@ -293,6 +296,24 @@ fn measure_with(
             path.display()
         ));
     }
+    // A run that measured nothing (refused at its first workload, interrupted before) has no
+    // result worth finding again.
+    if !common.no_store && !doc.sections.is_empty() {
+        // Kept before the files are cleaned up, like the JSON; a store that cannot take it
+        // costs the user the history entry, not the run.
+        match store::open(common.store.db.as_deref()).and_then(|mut s| {
+            let id = s.save(&doc)?;
+            Ok((id, s.location()))
+        }) {
+            Ok((id, at)) => printer.bars.note(&format!(
+                "stored as result {id} in {at} (trackbench show {id}{})",
+                db_flag(&common.store)
+            )),
+            Err(e) => doc
+                .warnings
+                .push(format!("not stored: {e} (--no-store skips the store)")),
+        }
+    }
     let mut out = printer.out.borrow_mut();
     if suite && !doc.sections.is_empty() {
         let _ = write!(
@@ -326,6 +347,49 @@ fn measure_with(
             ),
         }
         return Ok(ExitCode::from(EXIT_INTERRUPTED));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The `--db` a follow-up command needs to find the same store.
+fn db_flag(s: &StoreArgs) -> String {
+    s.db.as_deref()
+        .map(|d| format!(" --db {d}"))
+        .unwrap_or_default()
+}
+
+fn history(a: &HistoryArgs) -> Result<ExitCode> {
+    let mut s = store::open(a.store.db.as_deref())?;
+    let rows = s.history(&store::Filter {
+        target: a.target.clone(),
+        device: a.device.clone(),
+        workload: a.workload.clone(),
+        since: a.since.clone(),
+        limit: a.limit,
+    })?;
+    if rows.is_empty() {
+        println!("no stored results match, in {}", s.location());
+        return Ok(ExitCode::SUCCESS);
+    }
+    print!("{}", report::terminal::history(&rows));
+    println!(
+        "{} result(s) from {}; trackbench show ID{} shows one",
+        rows.len(),
+        s.location(),
+        db_flag(&a.store)
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn show(a: &ShowArgs) -> Result<ExitCode> {
+    let mut s = store::open(a.store.db.as_deref())?;
+    let doc = s.load(a.id)?;
+    let format = if a.json { "json" } else { "terminal" };
+    let p = report::presenter(format).context("a presenter for every show format")?;
+    let text = p.render(&doc)?;
+    print!("{text}");
+    if !text.ends_with('\n') {
+        println!();
     }
     Ok(ExitCode::SUCCESS)
 }

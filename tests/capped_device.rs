@@ -15,6 +15,10 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::sync::Mutex;
 
+/// The result store every trackbench in these tests writes to: under target/, never the user's.
+fn store_home() -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("xdg-data")
+}
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 struct Capped {
@@ -87,6 +91,7 @@ impl Capped {
         let bin = assert_cmd::cargo::cargo_bin("trackbench");
         let procs = self.cgroup.join("cgroup.procs");
         let out = Command::new("sh")
+            .env("XDG_DATA_HOME", store_home())
             .arg("-c")
             .arg(format!(
                 "echo $$ > '{}' && exec \"$0\" \"$@\"",

@@ -7,12 +7,17 @@ use assert_cmd::Command;
 use serde_json::Value;
 use std::path::Path;
 
+/// The result store every trackbench in these tests writes to: under target/, never the user's.
+fn store_home() -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("xdg-data")
+}
 /// Rings of 16 KiB chunks (four at least: 0.46 s at 48k/24 mono), so each probe lasts about a
 /// second, and a search of at most `max` tracks.
 fn find_max(dir: &Path, args: &[&str], max: u32) -> Value {
     let json = dir.join("result.json");
     let mut c = Command::cargo_bin("trackbench").expect("binary built");
-    c.args(args)
+    c.env("XDG_DATA_HOME", store_home())
+        .args(args)
         .arg(dir)
         .args([
             "--find-max",
@@ -137,6 +142,7 @@ fn a_find_max_duration_too_short_to_tell_is_refused_before_anything_runs() {
     let t = tempfile::tempdir().unwrap();
     let out = Command::cargo_bin("trackbench")
         .unwrap()
+        .env("XDG_DATA_HOME", store_home())
         .args(["play"])
         .arg(t.path())
         .args(["--find-max", "--buffer", "7s", "--duration", "6s", "-q"])
@@ -157,6 +163,7 @@ fn a_single_run_too_short_to_tell_says_so_and_never_passes() {
     let json = t.path().join("r.json");
     let out = Command::cargo_bin("trackbench")
         .unwrap()
+        .env("XDG_DATA_HOME", store_home())
         .args(["play"])
         .arg(t.path())
         .args([

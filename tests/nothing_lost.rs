@@ -8,8 +8,14 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
+/// The result store every trackbench in these tests writes to: under target/, never the user's.
+fn store_home() -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("xdg-data")
+}
 fn tb() -> Command {
-    Command::cargo_bin("trackbench").expect("binary built")
+    let mut c = Command::cargo_bin("trackbench").expect("binary built");
+    c.env("XDG_DATA_HOME", store_home());
+    c
 }
 
 /// Every regular file under `dir` (following no links) with its content.
@@ -404,6 +410,7 @@ fn a_memory_limited_group_is_the_budget_not_the_machines_ram() {
     let bin = assert_cmd::cargo::cargo_bin("trackbench");
     // 800 tracks' rings (800M) fit half of the machine's RAM but not half of the group's 1G.
     let out = std::process::Command::new("sh")
+        .env("XDG_DATA_HOME", store_home())
         .arg("-c")
         .arg(r#"echo $$ > "$1/cgroup.procs" && exec "$2" play "$3" --tracks 800 -q"#)
         .arg("sh")

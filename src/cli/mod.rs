@@ -61,6 +61,10 @@ pub enum Command {
     Hdr(HdrArgs),
     /// Remove trackbench's own data (PATH/trackbench-data) left by --keep or a killed run.
     Clean(CleanArgs),
+    /// Stored results, newest first, with the figure each is known by.
+    History(HistoryArgs),
+    /// A stored result, shown as when it ran.
+    Show(ShowArgs),
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -91,6 +95,19 @@ pub struct Common {
     /// Most memory a run may pin in request buffers and rings (e.g. 16G) [default: half of RAM]
     #[arg(long, value_name = "SIZE")]
     pub max_memory: Option<String>,
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// Do not keep the result in the store
+    #[arg(long)]
+    pub no_store: bool,
+}
+
+/// Which result store to use.
+#[derive(Args, Debug, Clone, Default)]
+pub struct StoreArgs {
+    /// Result store: an SQLite database file [default: $XDG_DATA_HOME/trackbench/results.sqlite]
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<String>,
 }
 
 /// How the classic measurements issue I/O.
@@ -492,6 +509,38 @@ pub struct CleanArgs {
     pub inherited_lock: Option<i32>,
 }
 
+#[derive(Args, Debug)]
+pub struct HistoryArgs {
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// Only results whose target path contains this text
+    #[arg(long, value_name = "TEXT")]
+    pub target: Option<String>,
+    /// Only results on a device whose name or model contains this text
+    #[arg(long, value_name = "TEXT")]
+    pub device: Option<String>,
+    /// Only results that ran this workload (seq, play, realtime, …)
+    #[arg(long, value_name = "NAME")]
+    pub workload: Option<String>,
+    /// Only results started on or after this date (2026-11-23) or time (RFC 3339)
+    #[arg(long, value_name = "DATE")]
+    pub since: Option<String>,
+    /// At most N results (0: all)
+    #[arg(long, default_value_t = 20, value_name = "N")]
+    pub limit: u32,
+}
+
+#[derive(Args, Debug)]
+pub struct ShowArgs {
+    /// The result's id (trackbench history lists them)
+    pub id: i64,
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// The result document as JSON instead of tables
+    #[arg(long)]
+    pub json: bool,
+}
+
 /// Validated settings shared by all measuring commands.
 pub struct Settings {
     pub format: Format,
@@ -726,7 +775,7 @@ mod tests {
                 a.record,
                 a.rec,
             )?,
-            Command::Clean(_) => {}
+            Command::Clean(_) | Command::History(_) | Command::Show(_) => {}
         }
         Ok(())
     }

@@ -200,6 +200,52 @@ pub fn header(doc: &ResultDoc) -> String {
     )
 }
 
+/// Stored results as `history` lists them.
+pub fn history(rows: &[crate::store::Stored]) -> String {
+    let mut t = Table::new();
+    t.load_style(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_header([
+            "id",
+            "started (UTC)",
+            "target",
+            "device",
+            "workloads",
+            "headline",
+        ]);
+    for r in rows {
+        let headline = if r.interrupted {
+            format!("{} (interrupted)", r.headline)
+        } else {
+            r.headline.clone()
+        };
+        t.add_row([
+            r.id.to_string(),
+            r.started_at
+                .replace('T', " ")
+                .trim_end_matches('Z')
+                .to_string(),
+            r.target.clone(),
+            r.device.clone(),
+            r.workloads.join(", "),
+            headline,
+        ]);
+    }
+    format!("{t}\n")
+}
+
+/// Tables for a terminal: header, a table per section, warnings.
+pub struct Terminal;
+
+impl super::Presenter for Terminal {
+    fn name(&self) -> &'static str {
+        "terminal"
+    }
+    fn render(&self, doc: &ResultDoc) -> crate::error::Result<String> {
+        Ok(document(doc))
+    }
+}
+
 /// The whole document: header, every section, and warnings.
 pub fn document(doc: &ResultDoc) -> String {
     let mut out = header(doc);
