@@ -6,7 +6,9 @@ mod cli;
 use anyhow::{Context, Result, bail};
 use clap::Parser;
 use cli::progress::Bars;
-use cli::{Cli, Command, Common, HistoryArgs, IoArgs, RecordOpts, ShowArgs, StoreArgs};
+use cli::{
+    Cli, Command, Common, CompareArgs, HistoryArgs, IoArgs, RecordOpts, ShowArgs, StoreArgs,
+};
 use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
@@ -119,7 +121,11 @@ fn space_hint(c: &Command) -> Option<&'static str> {
         Command::Sweep(_) => Some("fewer --files or a smaller --file-size"),
         Command::Play(_) | Command::Record(_) => Some("fewer --tracks or a shorter --duration"),
         Command::Hdr(_) => Some("fewer --play or --record tracks, or a shorter --duration"),
-        Command::Run(_) | Command::Clean(_) | Command::History(_) | Command::Show(_) => None,
+        Command::Run(_)
+        | Command::Clean(_)
+        | Command::History(_)
+        | Command::Show(_)
+        | Command::Compare(_) => None,
     }
 }
 
@@ -187,6 +193,7 @@ fn dispatch(cli: Cli, cancel: &AtomicBool) -> Result<ExitCode> {
         Command::Clean(a) => clean(&a.path, a.inherited_lock),
         Command::History(a) => history(&a),
         Command::Show(a) => show(&a),
+        Command::Compare(a) => compare(&a),
     }
 }
 
@@ -390,6 +397,47 @@ fn show(a: &ShowArgs) -> Result<ExitCode> {
     print!("{text}");
     if !text.ends_with('\n') {
         println!();
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn compare(a: &CompareArgs) -> Result<ExitCode> {
+    let mut store = None;
+    let mut docs = Vec::new();
+    for r in &a.results {
+        let path = Path::new(r);
+        let doc = match r.parse::<i64>() {
+            Ok(id) if !path.exists() => {
+                if store.is_none() {
+                    store = Some(store::open(a.store.db.as_deref())?);
+                }
+                let s = store.as_mut().context("the store was just opened")?;
+                (format!("#{id}"), s.load(id)?)
+            }
+            _ => {
+                let text = std::fs::read_to_string(path).with_context(|| {
+                    format!("{r} is neither a stored result's id nor a readable result document")
+                })?;
+                let doc: ResultDoc = serde_json::from_str(&text)
+                    .with_context(|| format!("{r} is not a trackbench result document"))?;
+                let name = path
+                    .file_name()
+                    .map_or(r.clone(), |n| n.to_string_lossy().into_owned());
+                (name, doc)
+            }
+        };
+        docs.push(doc);
+    }
+    let unfair = report::compare::unfair_differences(&docs);
+    if !unfair.is_empty() && !a.unfair {
+        bail!(
+            "these results ran with different settings, so their figures do not compare:\n  {}\n(--unfair compares them anyway)",
+            unfair.join("\n  ")
+        );
+    }
+    print!("{}", report::compare::terminal(&docs));
+    for u in &unfair {
+        println!("warning: compared although {u}");
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -1275,5 +1275,49 @@ fn results_are_stored_listed_and_shown_again() {
             .stdout(predicate::str::contains("warning: not stored"));
     }
     std::fs::remove_file(&other).unwrap();
+
+    // compare: stored ids and result files side by side, the best at 100%; different block
+    // sizes are refused with the setting named, unless --unfair.
+    let json = home.path().join("seq-256k.json");
+    tbh()
+        .args(["seq", d, "--size", "8M", "--block", "256K", "-q", "--json"])
+        .arg(&json)
+        .assert()
+        .success();
+    let j = json.to_str().unwrap();
+    tbh().args(["compare", "1", j]).assert().failure().stderr(
+        predicate::str::contains("seq: block_bytes is 1048576 in #1, 262144 in seq-256k.json")
+            .and(predicate::str::contains("--unfair")),
+    );
+    let out = tbh()
+        .args(["compare", "1", j, "--unfair"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("read · MB/s") && text.contains("(100%)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("warning: compared although seq: block_bytes"),
+        "{text}"
+    );
+    tbh()
+        .args(["seq", d, "--size", "8M", "-q"])
+        .assert()
+        .success();
+    let out = tbh().args(["compare", "1", "4"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("#1") && text.contains("#4") && !text.contains("warning"),
+        "{text}"
+    );
+    tbh()
+        .args(["compare", "1", "no-such-result"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("no-such-result is neither"));
     assert_clean(t.path());
 }

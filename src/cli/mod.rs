@@ -65,6 +65,8 @@ pub enum Command {
     History(HistoryArgs),
     /// A stored result, shown as when it ran.
     Show(ShowArgs),
+    /// Results side by side (store ids or JSON files), each figure as a percentage of the best.
+    Compare(CompareArgs),
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -541,6 +543,18 @@ pub struct ShowArgs {
     pub json: bool,
 }
 
+#[derive(Args, Debug)]
+pub struct CompareArgs {
+    /// Two or more results: ids from trackbench history, or result documents (--json files)
+    #[arg(required = true, num_args = 2.., value_name = "RESULT")]
+    pub results: Vec<String>,
+    #[command(flatten)]
+    pub store: StoreArgs,
+    /// Compare even where the settings differ (format, ring, chunk or block size, profile, period)
+    #[arg(long)]
+    pub unfair: bool,
+}
+
 /// Validated settings shared by all measuring commands.
 pub struct Settings {
     pub format: Format,
@@ -775,7 +789,7 @@ mod tests {
                 a.record,
                 a.rec,
             )?,
-            Command::Clean(_) | Command::History(_) | Command::Show(_) => {}
+            Command::Clean(_) | Command::History(_) | Command::Show(_) | Command::Compare(_) => {}
         }
         Ok(())
     }

@@ -2,6 +2,7 @@
 //! One presenter per format behind [`Presenter`]; a new format is one new file and one line in
 //! [`PRESENTERS`].
 
+pub mod compare;
 pub mod json;
 pub mod terminal;
 

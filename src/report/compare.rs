@@ -1,0 +1,254 @@
+//! Results side by side: the workloads they share, each figure normalised so that the best result
+//! is 100% (for figures where less is better, such as latency, the ratio is inverted so that a
+//! higher percentage is still better). Results whose settings would make the comparison unfair are
+//! refused, with the differing settings named.
+
+use crate::metrics::{self, Better, Show};
+use crate::result::ResultDoc;
+use crate::units::{fmt_figure, fmt_size};
+use comfy_table::{CellAlignment, ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
+use serde_json::Value;
+
+/// Settings that change what a figure means: the audio format (tracks), ring, chunk and block
+/// sizes, the period, and the profile. A key matches at any depth of a section's settings.
+const FAIRNESS_KEYS: &[&str] = &[
+    "format",
+    "profile",
+    "chunk_bytes",
+    "buffer_s",
+    "min_ring_chunks",
+    "block_bytes",
+    "seq_block",
+    "random_block",
+    "period_frames",
+    "margin",
+    "butler",
+    "device_model",
+];
+
+/// Every fairness setting found in `v`, as (path, value).
+fn fairness_settings(v: &Value, path: &str, out: &mut Vec<(String, String)>) {
+    if let Value::Object(map) = v {
+        for (k, x) in map {
+            let p = if path.is_empty() {
+                k.clone()
+            } else {
+                format!("{path}.{k}")
+            };
+            if FAIRNESS_KEYS.contains(&k.as_str()) {
+                out.push((p, x.to_string()));
+            } else {
+                fairness_settings(x, &p, out);
+            }
+        }
+    }
+}
+
+/// The workloads every document ran, in the first one's order.
+fn shared_workloads(docs: &[(String, ResultDoc)]) -> Vec<String> {
+    let Some((_, first)) = docs.first() else {
+        return Vec::new();
+    };
+    first
+        .sections
+        .iter()
+        .map(|s| s.workload.clone())
+        .filter(|w| {
+            docs.iter()
+                .all(|(_, d)| d.sections.iter().any(|s| &s.workload == w))
+        })
+        .collect()
+}
+
+/// The settings in which the shared workloads differ, one line each ("play: spec.policy.chunk_bytes
+/// is 262144 in A, 65536 in B"). Empty when the comparison is fair.
+pub fn unfair_differences(docs: &[(String, ResultDoc)]) -> Vec<String> {
+    let mut out = Vec::new();
+    for w in shared_workloads(docs) {
+        let per_doc: Vec<Vec<(String, String)>> = docs
+            .iter()
+            .map(|(_, d)| {
+                let mut v = Vec::new();
+                if let Some(s) = d.sections.iter().find(|s| s.workload == w) {
+                    fairness_settings(&s.settings, "", &mut v);
+                }
+                v
+            })
+            .collect();
+        let mut keys: Vec<&String> = per_doc.iter().flatten().map(|(k, _)| k).collect();
+        keys.sort();
+        keys.dedup();
+        for k in keys {
+            let values: Vec<String> = per_doc
+                .iter()
+                .map(|v| {
+                    v.iter()
+                        .find(|(p, _)| p == k)
+                        .map_or("(not set)".to_string(), |(_, x)| x.clone())
+                })
+                .collect();
+            if values.iter().any(|x| x != &values[0]) {
+                let each: Vec<String> = values
+                    .iter()
+                    .zip(docs)
+                    .map(|(x, (name, _))| format!("{x} in {name}"))
+                    .collect();
+                out.push(format!("{w}: {k} is {}", each.join(", ")));
+            }
+        }
+    }
+    out
+}
+
+/// Percent of the best for each value, higher always better; `None` where a value cannot be
+/// scored (the figure says nothing about better or worse, or the best is zero).
+fn percents(values: &[f64], better: Better) -> Vec<Option<f64>> {
+    match better {
+        Better::Neither => vec![None; values.len()],
+        Better::More => {
+            let best = values.iter().copied().fold(f64::MIN, f64::max);
+            values
+                .iter()
+                .map(|v| (best > 0.0).then(|| 100.0 * v / best))
+                .collect()
+        }
+        Better::Less => {
+            let best = values.iter().copied().fold(f64::MAX, f64::min);
+            values
+                .iter()
+                .map(|v| (*v > 0.0 && best >= 0.0).then(|| 100.0 * best / v))
+                .collect()
+        }
+    }
+}
+
+/// The shared workloads as tables: a row per (row label, figure) every result has, a column per
+/// result with its value and its percentage of the best.
+pub fn terminal(docs: &[(String, ResultDoc)]) -> String {
+    let mut out = String::new();
+    for w in shared_workloads(docs) {
+        let sections: Vec<_> = docs
+            .iter()
+            .filter_map(|(_, d)| d.sections.iter().find(|s| s.workload == w))
+            .collect();
+        let mut t = Table::new();
+        t.load_style(UTF8_FULL_CONDENSED)
+            .set_content_arrangement(ContentArrangement::Dynamic);
+        let mut header = vec![String::new()];
+        header.extend(docs.iter().map(|(name, _)| name.clone()));
+        t.set_header(header);
+        let mut rows = 0;
+        for row in &sections[0].rows {
+            for fig in &row.figures {
+                let Some(def) = metrics::lookup(&fig.name) else {
+                    continue;
+                };
+                if def.better == Better::Neither {
+                    continue;
+                }
+                let values: Option<Vec<f64>> = sections
+                    .iter()
+                    .map(|s| s.row(&row.label)?.get(def).map(|f| f.spread.median))
+                    .collect();
+                let Some(values) = values else { continue };
+                let mut cells = vec![format!("{} · {}", row.label, def.header)];
+                for (v, p) in values.iter().zip(percents(&values, def.better)) {
+                    let shown = match def.show {
+                        Show::Num(k) => fmt_figure(v * k),
+                        Show::Size => fmt_size(*v as u64),
+                    };
+                    cells.push(match p {
+                        Some(p) => format!("{shown} ({p:.0}%)"),
+                        None => shown,
+                    });
+                }
+                t.add_row(cells);
+                rows += 1;
+            }
+        }
+        if rows == 0 {
+            continue;
+        }
+        for i in 1..=docs.len() {
+            if let Some(c) = t.column_mut(i) {
+                c.set_cell_alignment(CellAlignment::Right);
+            }
+        }
+        out.push_str(&format!("{}\n{t}\n\n", sections[0].title));
+    }
+    if out.is_empty() {
+        out.push_str("these results share no workload with figures to compare\n");
+    } else {
+        out.push_str("(each figure as a percentage of the best result: 100% is best, higher is better, latencies and times inverted)\n");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::result::{Figure, Row, Section};
+    use crate::stats::Spread;
+
+    fn doc(chunk: u64, mb: f64, p99: f64) -> ResultDoc {
+        let mut d: ResultDoc = serde_json::from_value(serde_json::json!({
+            "schema_version": 4, "tool": {"name": "trackbench", "version": "0"}, "command": [],
+            "started_at": "", "finished_at": "", "cached": false, "interrupted": false,
+            "sections": [], "warnings": [],
+            "target": {"path": "/x", "kind": "directory", "fs_type": null, "mount_point": null,
+                "mount_options": null, "mount_source": null, "device": null, "total_bytes": null,
+                "free_bytes": null, "size_bytes": null},
+            "host": {"hostname": "h", "cpu_model": null, "cpus": 1, "memory_bytes": null,
+                "kernel": "k", "os": "linux"}
+        }))
+        .unwrap();
+        let fig = |name: &str, unit: &str, v: f64| Figure {
+            name: name.into(),
+            unit: unit.into(),
+            spread: Spread::of(&[v]),
+        };
+        d.push(Section {
+            workload: "seq".into(),
+            title: "Sequential transfer".into(),
+            settings: serde_json::json!({"block_bytes": chunk, "size_bytes": 1}),
+            cached: false,
+            interrupted: false,
+            runs: 1,
+            rows: vec![Row {
+                label: "read".into(),
+                figures: vec![
+                    fig("rate_mb_per_s", "MB/s", mb),
+                    fig("latency_us_p99", "µs", p99),
+                    fig("span_bytes", "bytes", 5.0),
+                ],
+            }],
+            notes: vec![],
+            extra: None,
+        });
+        d
+    }
+
+    #[test]
+    fn the_best_is_100_percent_and_latency_is_inverted() {
+        let docs = vec![
+            ("A".to_string(), doc(1 << 20, 500.0, 2000.0)),
+            ("B".to_string(), doc(1 << 20, 250.0, 1000.0)),
+        ];
+        assert!(unfair_differences(&docs).is_empty());
+        let t = terminal(&docs);
+        assert!(t.contains("500 (100%)") && t.contains("250 (50%)"), "{t}");
+        // p99 of 2 ms against 1 ms: B is best.
+        assert!(t.contains("2 (50%)") && t.contains("1 (100%)"), "{t}");
+        assert!(!t.contains("span"), "descriptions are not scored: {t}");
+    }
+
+    #[test]
+    fn results_with_different_block_sizes_are_named_as_unfair() {
+        let docs = vec![
+            ("A".to_string(), doc(1 << 20, 500.0, 2000.0)),
+            ("B".to_string(), doc(65536, 250.0, 1000.0)),
+        ];
+        let d = unfair_differences(&docs);
+        assert_eq!(d, ["seq: block_bytes is 1048576 in A, 65536 in B"]);
+    }
+}
