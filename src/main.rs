@@ -303,11 +303,16 @@ fn measure_with(
             path.display()
         ));
     }
+    // The error itself goes to stderr below; the document (JSON, store) records it too.
+    let stopped = failure
+        .as_ref()
+        .map(|e| format!("stopped by an error: {e}"));
+    doc.warnings.extend(stopped.clone());
     // A run that measured nothing (refused at its first workload, interrupted before) has no
     // result worth finding again.
     if !common.no_store && !doc.sections.is_empty() {
-        // Kept before the files are cleaned up, like the JSON; a store that cannot take it
-        // costs the user the history entry, not the run.
+        // After the cleanup (the JSON was saved before it); a store that cannot take the
+        // result costs the user the history entry, not the run.
         match store::open(common.store.db.as_deref()).and_then(|mut s| {
             let id = s.save(&doc)?;
             Ok((id, s.location()))
@@ -329,11 +334,7 @@ fn measure_with(
             trackbench::suite::summary(&doc, &settings.format)
         );
     }
-    for w in doc
-        .warnings
-        .iter()
-        .filter(|w| !w.starts_with("stopped by an error: "))
-    {
+    for w in doc.warnings.iter().filter(|w| Some(*w) != stopped.as_ref()) {
         let _ = writeln!(out, "warning: {w}");
     }
     if json_to_stdout {
@@ -408,10 +409,10 @@ fn compare(a: &CompareArgs) -> Result<ExitCode> {
         let path = Path::new(r);
         let doc = match r.parse::<i64>() {
             Ok(id) if !path.exists() => {
-                if store.is_none() {
-                    store = Some(store::open(a.store.db.as_deref())?);
-                }
-                let s = store.as_mut().context("the store was just opened")?;
+                let s = match &mut store {
+                    Some(s) => s,
+                    None => store.insert(store::open(a.store.db.as_deref())?),
+                };
                 (format!("#{id}"), s.load(id)?)
             }
             _ => {

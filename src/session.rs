@@ -132,7 +132,7 @@ pub fn run(plan: Plan, cancel: &AtomicBool, sink: &dyn Sink) -> Result<Outcome> 
     sink.finished(&doc)?;
     let mut unfinished = None;
     let mut kept = None;
-    if let Some(d) = data.take() {
+    if let Some(d) = data {
         if doc.interrupted {
             unfinished = Some(d);
         } else {
@@ -148,9 +148,6 @@ pub fn run(plan: Plan, cancel: &AtomicBool, sink: &dyn Sink) -> Result<Outcome> 
                 Err(e) => doc.warnings.push(format!("cleanup incomplete: {e}")),
             }
         }
-    }
-    if let Some(e) = &failure {
-        doc.warnings.push(format!("stopped by an error: {e}"));
     }
     Ok(Outcome {
         doc,

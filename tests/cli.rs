@@ -1236,28 +1236,7 @@ fn results_are_stored_listed_and_shown_again() {
     // Another database, named.
     let other = t.path().join("studio.sqlite");
     let o = other.to_str().unwrap();
-    tbh()
-        .args([
-            "seek",
-            d,
-            "--duration",
-            "100ms",
-            "--size",
-            "4M",
-            "-q",
-            "--db",
-            o,
-        ])
-        .assert()
-        .success()
-        .stderr(predicate::str::contains("--db"));
-    tbh()
-        .args(["history", "--db", o])
-        .assert()
-        .success()
-        .stdout(predicate::str::contains("1 result(s)").and(predicate::str::contains("seek")));
-    // Stores that cannot be used: the run still succeeds and says why nothing was kept.
-    for bad in [d, "postgres://studio/trackbench"] {
+    let seek_into = |db: &str| {
         tbh()
             .args([
                 "seek",
@@ -1268,11 +1247,20 @@ fn results_are_stored_listed_and_shown_again() {
                 "4M",
                 "-q",
                 "--db",
-                bad,
+                db,
             ])
             .assert()
             .success()
-            .stdout(predicate::str::contains("warning: not stored"));
+    };
+    seek_into(o).stderr(predicate::str::contains("--db"));
+    tbh()
+        .args(["history", "--db", o])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("1 result(s)").and(predicate::str::contains("seek")));
+    // Stores that cannot be used: the run still succeeds and says why nothing was kept.
+    for bad in [d, "postgres://studio/trackbench"] {
+        seek_into(bad).stdout(predicate::str::contains("warning: not stored"));
     }
     std::fs::remove_file(&other).unwrap();
 

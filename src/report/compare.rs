@@ -116,7 +116,11 @@ fn percents(values: &[f64], better: Better) -> Vec<Option<f64>> {
             let best = values.iter().copied().fold(f64::MAX, f64::min);
             values
                 .iter()
-                .map(|v| (*v > 0.0 && best >= 0.0).then(|| 100.0 * best / v))
+                .map(|v| match v {
+                    v if *v == best => Some(100.0),
+                    v if *v > 0.0 && best >= 0.0 => Some(100.0 * best / v),
+                    _ => None,
+                })
                 .collect()
         }
     }
@@ -240,6 +244,10 @@ mod tests {
         // p99 of 2 ms against 1 ms: B is best.
         assert!(t.contains("2 (50%)") && t.contains("1 (100%)"), "{t}");
         assert!(!t.contains("span"), "descriptions are not scored: {t}");
+        assert_eq!(
+            percents(&[0.0, 5.0], Better::Less),
+            [Some(100.0), Some(0.0)]
+        );
     }
 
     #[test]

@@ -6,78 +6,80 @@ use crate::result::{ResultDoc, Section};
 use crate::units::{fmt_figure, fmt_size};
 use comfy_table::{CellAlignment, ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
 
-/// A column: a declared figure under the header this table gives it.
-struct C(&'static Def, &'static str);
-
-/// The columns each workload's table shows, in order.
-fn columns(workload: &str) -> &'static [C] {
+/// The figures each workload's table shows, in order.
+fn columns(workload: &str) -> &'static [&'static Def] {
     match workload {
         "seq" => &[
-            C(&m::RATE_MB_PER_S, "MB/s"),
-            C(&m::NAIVE_TRACKS, "tracks (naive)"),
-            C(&m::LATENCY_US_P99, "p99 ms"),
-            C(&m::CPU_PCT, "CPU %"),
-            C(&m::CPU_S_PER_GB, "CPU s/GB"),
+            &m::RATE_MB_PER_S,
+            &m::NAIVE_TRACKS,
+            &m::LATENCY_US_P99,
+            &m::CPU_PCT,
+            &m::CPU_S_PER_GB,
         ],
         "seek" => &[
-            C(&m::IOPS, "seeks/s"),
-            C(&m::ACCESS_MS_MEAN, "access ms"),
-            C(&m::LATENCY_US_P50, "p50 ms"),
-            C(&m::LATENCY_US_P99, "p99 ms"),
-            C(&m::LATENCY_US_P999, "p99.9 ms"),
-            C(&m::ROTATIONAL_MS, "rotation ms"),
-            C(&m::IMPLIED_SEEK_MS, "seek ms"),
-            C(&m::CPU_PCT, "CPU %"),
+            &m::IOPS,
+            &m::ACCESS_MS_MEAN,
+            &m::LATENCY_US_P50,
+            &m::LATENCY_US_P99,
+            &m::LATENCY_US_P999,
+            &m::ROTATIONAL_MS,
+            &m::IMPLIED_SEEK_MS,
+            &m::CPU_PCT,
         ],
         "access" => &[
-            C(&m::RATE_MB_PER_S, "MB/s"),
-            C(&m::IOPS, "IOPS"),
-            C(&m::LATENCY_US_MEAN, "mean ms"),
-            C(&m::LATENCY_US_P99, "p99 ms"),
-            C(&m::CPU_PCT, "CPU %"),
+            &m::RATE_MB_PER_S,
+            &m::IOPS,
+            &m::LATENCY_US_MEAN,
+            &m::LATENCY_US_P99,
+            &m::CPU_PCT,
         ],
         "mix" => &[
-            C(&m::IOPS, "IOPS"),
-            C(&m::RATE_MB_PER_S, "MB/s"),
-            C(&m::READ_IOPS, "read IOPS"),
-            C(&m::WRITE_IOPS, "write IOPS"),
-            C(&m::LATENCY_US_P50, "p50 ms"),
-            C(&m::LATENCY_US_P99, "p99 ms"),
-            C(&m::CPU_PCT, "CPU %"),
+            &m::IOPS,
+            &m::RATE_MB_PER_S,
+            &m::READ_IOPS,
+            &m::WRITE_IOPS,
+            &m::LATENCY_US_P50,
+            &m::LATENCY_US_P99,
+            &m::CPU_PCT,
         ],
-        "zones" => &[
-            C(&m::RATE_MB_PER_S, "MB/s"),
-            C(&m::OFFSET_BYTES, "offset"),
-            C(&m::LATENCY_US_P99, "p99 ms"),
-        ],
+        "zones" => &[&m::RATE_MB_PER_S, &m::OFFSET_BYTES, &m::LATENCY_US_P99],
         "sweep" => &[
-            C(&m::RATE_MB_PER_S, "MB/s"),
-            C(&m::IOPS, "IOPS"),
-            C(&m::TRACKS, "tracks"),
-            C(&m::RAM_PER_TRACK_BYTES, "RAM/track"),
-            C(&m::RAM_TOTAL_BYTES, "RAM total"),
-            C(&m::CPU_PCT, "CPU %"),
+            &m::RATE_MB_PER_S,
+            &m::IOPS,
+            &m::TRACKS,
+            &m::RAM_PER_TRACK_BYTES,
+            &m::RAM_TOTAL_BYTES,
+            &m::CPU_PCT,
         ],
         "play" | "record" | "hdr" | "realtime" => &[
-            C(&m::TRACKS, "tracks"),
-            C(&m::PLAY_TRACKS, "play N"),
-            C(&m::RECORD_TRACKS, "record M"),
-            C(&m::NAIVE_TRACKS, "naive"),
-            C(&m::XRUNS, "xruns"),
-            C(&m::WORST_HEADROOM_PCT, "worst headroom %"),
-            C(&m::LOCATE_MS, "locate ms"),
-            C(&m::READ_MB_PER_S, "read MB/s"),
-            C(&m::WRITE_MB_PER_S, "write MB/s"),
-            C(&m::READ_LATENCY_US_P99, "read p99 ms"),
-            C(&m::WRITE_LATENCY_US_P99, "write p99 ms"),
-            C(&m::TICK_LATE_US_P99, "tick late p99 µs"),
-            C(&m::TICK_LATE_US_MAX, "tick late max µs"),
-            C(&m::PROBES, "probes"),
-            C(&m::RAM_BYTES, "RAM"),
-            C(&m::TICK_CPU_PCT, "tick CPU %"),
-            C(&m::BUTLER_CPU_PCT, "butler CPU %"),
+            &m::TRACKS,
+            &m::PLAY_TRACKS,
+            &m::RECORD_TRACKS,
+            &m::NAIVE_TRACKS,
+            &m::XRUNS,
+            &m::WORST_HEADROOM_PCT,
+            &m::LOCATE_MS,
+            &m::READ_MB_PER_S,
+            &m::WRITE_MB_PER_S,
+            &m::READ_LATENCY_US_P99,
+            &m::WRITE_LATENCY_US_P99,
+            &m::TICK_LATE_US_P99,
+            &m::TICK_LATE_US_MAX,
+            &m::PROBES,
+            &m::RAM_BYTES,
+            &m::TICK_CPU_PCT,
+            &m::BUTLER_CPU_PCT,
         ],
-        _ => &[C(&m::RATE_MB_PER_S, "MB/s"), C(&m::IOPS, "IOPS")],
+        _ => &[&m::RATE_MB_PER_S, &m::IOPS],
+    }
+}
+
+/// A column's header: the figure's own, except where a table names it for what it means there.
+fn column_header(workload: &str, def: &Def) -> &'static str {
+    match (workload, def.name) {
+        ("seq", "naive_tracks") => "tracks (naive)",
+        ("seek", "iops") => "seeks/s",
+        _ => def.header,
     }
 }
 
@@ -85,17 +87,20 @@ fn columns(workload: &str) -> &'static [C] {
 pub fn section(s: &Section) -> String {
     let cols: Vec<_> = columns(&s.workload)
         .iter()
-        .filter(|C(def, _)| s.rows.iter().any(|r| r.get(def).is_some()))
+        .filter(|def| s.rows.iter().any(|r| r.get(def).is_some()))
         .collect();
     let mut t = Table::new();
     t.load_style(UTF8_FULL_CONDENSED)
         .set_content_arrangement(ContentArrangement::Dynamic);
     let mut header = vec![String::new()];
-    header.extend(cols.iter().map(|C(_, h)| h.to_string()));
+    header.extend(
+        cols.iter()
+            .map(|def| column_header(&s.workload, def).to_string()),
+    );
     t.set_header(header);
     for row in &s.rows {
         let mut cells = vec![row.label.clone()];
-        for C(def, _) in &cols {
+        for def in &cols {
             let show = def.show;
             cells.push(match row.get(def) {
                 None => "-".to_string(),

@@ -86,10 +86,7 @@ impl Sqlite {
         conn.busy_timeout(std::time::Duration::from_secs(10))
             .and_then(|()| conn.pragma_update(None, "foreign_keys", true))
             .map_err(|e| fail(e.to_string()))?;
-        migrate(&mut conn).map_err(|e| match e {
-            Error::Store { detail, .. } => fail(detail),
-            other => other,
-        })?;
+        migrate(&mut conn).map_err(fail)?;
         Ok(Sqlite {
             path: path.to_path_buf(),
             conn,
@@ -109,32 +106,24 @@ pub fn schema_version() -> i64 {
     MIGRATIONS.len() as i64
 }
 
-fn migrate(conn: &mut Connection) -> Result<()> {
-    let store_err = |e: rusqlite::Error| Error::Store {
-        location: String::new(),
-        detail: e.to_string(),
-    };
+/// Brings the tables up to this build's version; the error is what went wrong, for the caller
+/// to say where.
+fn migrate(conn: &mut Connection) -> std::result::Result<(), String> {
     let have: i64 = conn
         .pragma_query_value(None, "user_version", |r| r.get(0))
-        .map_err(|e| Error::Store {
-            location: String::new(),
-            detail: format!("not an SQLite database trackbench can use ({e})"),
-        })?;
+        .map_err(|e| format!("not an SQLite database trackbench can use ({e})"))?;
     if have > schema_version() {
-        return Err(Error::Store {
-            location: String::new(),
-            detail: format!(
-                "written by a newer trackbench (store schema {have}; this one knows up to {}): update trackbench, or use another --db",
-                schema_version()
-            ),
-        });
+        return Err(format!(
+            "written by a newer trackbench (store schema {have}; this one knows up to {}): update trackbench, or use another --db",
+            schema_version()
+        ));
     }
     for (i, sql) in MIGRATIONS.iter().enumerate().skip(have as usize) {
-        let tx = conn.transaction().map_err(store_err)?;
-        tx.execute_batch(sql).map_err(store_err)?;
-        tx.pragma_update(None, "user_version", i as i64 + 1)
-            .map_err(store_err)?;
-        tx.commit().map_err(store_err)?;
+        let tx = conn.transaction().map_err(|e| e.to_string())?;
+        tx.execute_batch(sql)
+            .and_then(|()| tx.pragma_update(None, "user_version", i as i64 + 1))
+            .and_then(|()| tx.commit())
+            .map_err(|e| format!("upgrading to store schema {}: {e}", i + 1))?;
     }
     Ok(())
 }
