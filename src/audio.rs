@@ -130,7 +130,8 @@ pub fn data_len_for(format: &Format, wanted: u64) -> u64 {
     wanted / unit * unit
 }
 
-fn lcm(a: u64, b: u64) -> u64 {
+/// The least common multiple.
+pub fn lcm(a: u64, b: u64) -> u64 {
     fn gcd(a: u64, b: u64) -> u64 {
         if b == 0 { a } else { gcd(b, a % b) }
     }
@@ -214,9 +215,87 @@ fn put_u32(v: &mut Vec<u8>, x: u32) {
     v.extend_from_slice(&x.to_le_bytes());
 }
 
+/// 24-bit full scale: the largest positive sample.
+pub const I24_MAX: i32 = 8_388_607;
+
+/// The gain that brings a signal peaking at `peak` (absolute) to full scale; 1 for silence.
+pub fn normalise_gain(peak: f32) -> f64 {
+    if peak > 0.0 && peak.is_finite() {
+        1.0 / f64::from(peak)
+    } else {
+        1.0
+    }
+}
+
+/// A 32-bit float sample as a 24-bit one after `gain`: scaled so 1.0 is full scale, rounded to
+/// the nearest step (halves away from zero), and clipped to the 24-bit range.
+pub fn f32_to_i24(x: f32, gain: f64) -> i32 {
+    let v = (f64::from(x) * gain * f64::from(I24_MAX)).round();
+    v.clamp(f64::from(-I24_MAX - 1), f64::from(I24_MAX)) as i32
+}
+
+/// Converts `src` (little-endian 32-bit floats) to little-endian 24-bit samples in `dst` (three
+/// bytes each) after `gain`.
+pub fn convert_f32_to_i24(src: &[u8], gain: f64, dst: &mut [u8]) {
+    for (i, s) in src.chunks_exact(4).enumerate() {
+        let x = f32::from_le_bytes([s[0], s[1], s[2], s[3]]);
+        let v = f32_to_i24(x, gain).to_le_bytes();
+        dst[3 * i..3 * i + 3].copy_from_slice(&v[..3]);
+    }
+}
+
+/// The largest absolute value of `src` (little-endian 32-bit floats).
+pub fn peak_f32(src: &[u8]) -> f32 {
+    src.chunks_exact(4)
+        .map(|s| f32::from_le_bytes([s[0], s[1], s[2], s[3]]).abs())
+        .fold(0.0f32, f32::max)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn float_to_24_bit_is_sample_exact() {
+        // Full scale, its negative, clipping beyond it.
+        assert_eq!(f32_to_i24(1.0, 1.0), I24_MAX);
+        assert_eq!(f32_to_i24(-1.0, 1.0), -I24_MAX);
+        assert_eq!(f32_to_i24(1.5, 1.0), I24_MAX);
+        assert_eq!(f32_to_i24(-1.5, 1.0), -I24_MAX - 1);
+        // Rounding to the nearest step, halves away from zero.
+        // (A gain puts a sample exactly half a step up: floats cannot hold half a 24-bit step
+        // near zero exactly.)
+        let step = 1.0 / I24_MAX as f64;
+        assert_eq!(f32_to_i24(1.0, 0.5 * step), 1);
+        assert_eq!(f32_to_i24(1.0, 0.49 * step), 0);
+        assert_eq!(f32_to_i24(-1.0, 0.5 * step), -1);
+        assert_eq!(f32_to_i24(1.0, 1.5 * step), 2);
+        assert_eq!(f32_to_i24(0.0, 1.0), 0);
+        // Normalising: a signal peaking at 0.25 reaches full scale; silence stays silent.
+        let g = normalise_gain(0.25);
+        assert_eq!(f32_to_i24(0.25, g), I24_MAX);
+        assert_eq!(f32_to_i24(-0.25, g), -I24_MAX);
+        assert_eq!(f32_to_i24(0.125, g), 4_194_304);
+        assert_eq!(normalise_gain(0.0), 1.0);
+        let src: Vec<u8> = [0.0f32, 0.25, -0.25, 0.0625]
+            .iter()
+            .flat_map(|x| x.to_le_bytes())
+            .collect();
+        assert_eq!(peak_f32(&src), 0.25);
+        let mut dst = [0u8; 12];
+        convert_f32_to_i24(&src, normalise_gain(peak_f32(&src)), &mut dst);
+        let back: Vec<i32> = dst
+            .chunks(3)
+            .map(|b| {
+                i32::from_le_bytes([b[0], b[1], b[2], if b[2] & 0x80 != 0 { 0xff } else { 0 }])
+            })
+            .collect();
+        assert_eq!(back, [0, I24_MAX, -I24_MAX, 2_097_152]);
+        let silence = [0u8; 8];
+        let mut out = [1u8; 6];
+        convert_f32_to_i24(&silence, normalise_gain(peak_f32(&silence)), &mut out);
+        assert_eq!(out, [0; 6]);
+    }
 
     #[test]
     fn parses_formats_and_rates() {

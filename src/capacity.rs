@@ -50,6 +50,93 @@ pub struct Capacity {
     pub probes: Vec<Probe>,
 }
 
+/// What capped a search.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SearchLimit {
+    /// `--max-tracks`.
+    MaxTracks,
+    /// The rings may take at most half of RAM.
+    Memory,
+    /// Test files may take at most half of the free space.
+    Space,
+    /// The engine's own ceiling (20,000 tracks).
+    Engine,
+}
+
+impl SearchLimit {
+    pub fn words(self) -> &'static str {
+        match self {
+            SearchLimit::MaxTracks => "the --max-tracks limit",
+            SearchLimit::Memory => "the memory the rings may take (half of RAM, or --max-memory)",
+            SearchLimit::Space => "the free space test files may take (half of it)",
+            SearchLimit::Engine => "the engine's ceiling of 20000 tracks",
+        }
+    }
+}
+
+/// One search of a `--find-max` run: its answer and every probe.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CapacityReport {
+    pub label: String,
+    pub profile: String,
+    pub butler: String,
+    pub play_tracks: u32,
+    pub record_tracks: u32,
+    /// What stopped the search short of a failing count, if anything did.
+    #[serde(default)]
+    pub limited_by: Option<SearchLimit>,
+    pub capacity: Capacity,
+}
+
+/// What the short transfers before a search measured, in bytes per second.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct GuessRates {
+    pub round_robin_read: f64,
+    pub round_robin_write: f64,
+    pub sequential_read: f64,
+    pub sequential_write: f64,
+}
+
+/// A `--find-max` run's detail: the first guess and every search with its probes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SearchDetail {
+    /// The share of the disk's stream tracks starting in phase can use (1 when staggered).
+    #[serde(default = "one")]
+    pub wave_share: f64,
+    /// Sequential rate ÷ per-track rate.
+    pub naive_tracks: f64,
+    pub first_guess_tracks: f64,
+    #[serde(default)]
+    pub first_guess_parallel_tracks: f64,
+    #[serde(default)]
+    pub rates_bytes_per_s: GuessRates,
+    pub searches: Vec<CapacityReport>,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+/// One of the real-time section's searches.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RealTimeSearch {
+    /// The most tracks that passed (playback tracks for hdr).
+    pub answer: u32,
+    /// What stopped the search short of a failing count, if anything did.
+    pub limited_by: Option<SearchLimit>,
+    /// The search itself: its first guess and every probe.
+    pub search: Option<SearchDetail>,
+}
+
+/// The real-time section's detail: its three searches, as far as the run got.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RealTimeDetail {
+    pub play: Option<RealTimeSearch>,
+    pub record: Option<RealTimeSearch>,
+    pub hdr: Option<RealTimeSearch>,
+}
+
 /// Searches counts 1..=`limit` for the largest one whose probe passes. The bracket is narrowed
 /// until the gap is at most `tolerance` × the answer (and at least 1). `probe` runs one count;
 /// returning `Ok(None)` means the run was interrupted and the search stops where it is.

@@ -8,6 +8,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 pub enum ProgressUnit {
     Bytes,
     Millis,
+    /// Files, tracks: things counted.
+    Count,
 }
 
 /// Receives progress; the binary draws bars, tests ignore it. Called at most every few

@@ -44,16 +44,21 @@ pub fn drop_pages(file: &File, offset: u64, len: u64) {
     };
 }
 
+/// Takes `file` out of the page cache: written back first (advice does not drop dirty pages),
+/// then dropped.
+pub fn drop_file_pages(file: &File, path: &std::path::Path) -> Result<()> {
+    file.sync_data()
+        .map_err(|e| Error::io(format!("cannot write back {}", path.display()), e))?;
+    drop_pages(file, 0, 0);
+    Ok(())
+}
+
 impl Span {
     /// Takes the file out of the page cache: written back first (advice does not drop dirty
     /// pages), then dropped, so the next read comes from the device — as a session's takes do
     /// when it opens, long after they were recorded.
     pub fn drop_cached(&self) -> Result<()> {
-        self.file
-            .sync_data()
-            .map_err(|e| Error::io(format!("cannot write back {}", self.path.display()), e))?;
-        drop_pages(&self.file, 0, 0);
-        Ok(())
+        drop_file_pages(&self.file, &self.path)
     }
 
     /// One of trackbench's WAV files, opened as `o`: its audio from `DATA_OFFSET` to `end`.
@@ -197,24 +202,23 @@ pub fn write_header(
 /// one file's last write and the next one's first, few enough that files stay in one piece.
 const LAYOUT_QUEUE_DEPTH: u32 = 4;
 
-/// Writes registered files (header, then tagged audio of `data_len` bytes each) file after
+/// Writes registered files (header, then tagged audio of `lens[i]` bytes each) file after
 /// file, 1 MiB at a time with a few requests in flight, direct unless the filesystem refuses
 /// it; then flushes them all at once (one journal commit for the set rather than one per file:
 /// thousands of tracks' files were once laid out at a quarter of the disk's rate).
 fn lay_out(
     registered: &[(PathBuf, u32)],
     format: &Format,
-    data_len: u64,
+    lens: &[u64],
     cached: bool,
     label: &str,
     ctl: &Control<'_>,
 ) -> Result<()> {
-    let file_len = DATA_OFFSET + data_len;
     let mut spans = Vec::with_capacity(registered.len());
-    for (path, id) in registered {
+    for ((path, id), &data_len) in registered.iter().zip(lens) {
         let o = io::open(path, OpenMode::ReadWrite, cached)?;
         write_header(&o.file, path, format, data_len)?;
-        spans.push(Span::media(path.clone(), o, file_len, *id));
+        spans.push(Span::media(path.clone(), o, DATA_OFFSET + data_len, *id));
     }
     let layout_io = IoSettings {
         backend: io::BackendKind::Uring,
@@ -227,7 +231,7 @@ fn lay_out(
     let mut pattern = FileAfterFile::new(OpKind::Write, ranges, 1 << 20);
     let mut backend = layout_io.build(&files, 1 << 20)?;
     let limits = Limits {
-        bytes: Some(registered.len() as u64 * data_len),
+        bytes: Some(lens.iter().sum()),
         duration: None,
     };
     let stats = drive(
@@ -263,21 +267,38 @@ pub fn ensure_wavs(
     ctl: &Control<'_>,
 ) -> Result<(Vec<Span>, usize)> {
     let data_len = check_len(format, data_len)?;
-    let key = |i: usize| format!("{prefix}:{i}:{data_len}:{format}");
+    ensure_wav_set(dd, prefix, &vec![data_len; count], format, cached, ctl)
+}
+
+/// `ensure_wavs` for files of their own lengths: `prefix-0000.wav` … with `lens[i]` bytes of
+/// audio each (whole frames and blocks), as a sample library's are.
+pub fn ensure_wav_set(
+    dd: &mut DataDir,
+    prefix: &str,
+    lens: &[u64],
+    format: &Format,
+    cached: bool,
+    ctl: &Control<'_>,
+) -> Result<(Vec<Span>, usize)> {
+    let lens: Vec<u64> = lens
+        .iter()
+        .map(|&l| check_len(format, l))
+        .collect::<Result<_>>()?;
+    let key = |i: usize| format!("{prefix}:{i}:{}:{format}", lens[i]);
     let name = |i: usize| format!("{prefix}-{i:04}.wav");
-    let missing: Vec<usize> = (0..count)
+    let missing: Vec<usize> = (0..lens.len())
         .filter(|&i| dd.find(&key(i)).is_none_or(|e| e.name != name(i)))
         .collect();
     if !missing.is_empty() {
-        let file_len = DATA_OFFSET + data_len;
         let names: Vec<String> = missing.iter().map(|&i| name(i)).collect();
+        let missing_lens: Vec<u64> = missing.iter().map(|&i| lens[i]).collect();
         dd.ensure_space_replacing(
-            missing.len() as u64 * file_len,
+            missing_lens.iter().map(|l| DATA_OFFSET + l).sum(),
             &names.iter().map(String::as_str).collect::<Vec<_>>(),
         )?;
         let items: Vec<(String, String, u64)> = missing
             .iter()
-            .map(|&i| (name(i), key(i), file_len))
+            .map(|&i| (name(i), key(i), DATA_OFFSET + lens[i]))
             .collect();
         let registered = dd.register_many(&items)?;
         let label = if missing.len() == 1 {
@@ -285,17 +306,17 @@ pub fn ensure_wavs(
         } else {
             format!("laying out {} files", missing.len())
         };
-        lay_out(&registered, format, data_len, cached, &label, ctl)?;
+        lay_out(&registered, format, &missing_lens, cached, &label, ctl)?;
         dd.mark_complete_many(&names.iter().map(String::as_str).collect::<Vec<_>>())?;
     }
-    let mut spans = Vec::with_capacity(count);
-    for i in 0..count {
+    let mut spans = Vec::with_capacity(lens.len());
+    for i in 0..lens.len() {
         let e = dd.find(&key(i)).expect("every file is present now").clone();
         let path = dd.root().join(&e.name);
         let o = io::open(&path, OpenMode::ReadWrite, cached)?;
         spans.push(Span::media(path, o, e.size_bytes, e.content_id));
     }
-    Ok((spans, count - missing.len()))
+    Ok((spans, lens.len() - missing.len()))
 }
 
 #[cfg(test)]

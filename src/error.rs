@@ -94,6 +94,9 @@ pub enum Error {
     },
     #[error("the run was interrupted")]
     Interrupted,
+    /// A chart of a report could not be drawn.
+    #[error("cannot draw the chart \"{chart}\": {detail}")]
+    Chart { chart: String, detail: String },
 }
 
 impl Error {

@@ -9,6 +9,8 @@ pub mod control;
 pub mod datadir;
 pub mod dataset;
 pub mod error;
+pub mod findings;
+pub mod fio;
 pub mod host;
 pub mod io;
 pub mod memory;

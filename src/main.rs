@@ -7,16 +7,18 @@ use anyhow::{Context, Result, bail};
 use clap::Parser;
 use cli::progress::Bars;
 use cli::{
-    Cli, Command, Common, CompareArgs, HistoryArgs, IoArgs, RecordOpts, ShowArgs, StoreArgs,
+    Cli, Command, Common, CompareArgs, HistoryArgs, IoArgs, RecordOpts, ReportArgs, ShowArgs,
+    StoreArgs,
 };
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use trackbench::datadir::{self, DataDir};
 use trackbench::error::Error;
 use trackbench::report;
+use trackbench::report::output::Output;
 use trackbench::result::ResultDoc;
 use trackbench::session::{self, Outcome, Plan};
 use trackbench::store;
@@ -121,36 +123,83 @@ fn space_hint(c: &Command) -> Option<&'static str> {
         Command::Sweep(_) => Some("fewer --files or a smaller --file-size"),
         Command::Play(_) | Command::Record(_) => Some("fewer --tracks or a shorter --duration"),
         Command::Hdr(_) => Some("fewer --play or --record tracks, or a shorter --duration"),
+        Command::Sampler(_) | Command::Load(_) => Some("fewer --files or shorter --lengths"),
+        Command::Bounce(_) => Some("fewer --tracks or a shorter --duration"),
         Command::Run(_)
         | Command::Clean(_)
         | Command::History(_)
         | Command::Show(_)
-        | Command::Compare(_) => None,
+        | Command::Compare(_)
+        | Command::Report(_) => None,
     }
 }
 
+/// The audio format of tracks without `--format`.
+const DEFAULT_FORMAT: &str = "48k/24/mono";
+
+/// The audio format of sample libraries without `--format`.
+const SAMPLE_FORMAT: &str = "48k/24/stereo";
+
+/// A measuring command, as `measure` runs it.
+struct Request<'a> {
+    /// The command's name (`run`, `seq` …).
+    name: &'static str,
+    path: &'a Path,
+    common: &'a Common,
+    /// The classic workloads' I/O flags (the streaming ones choose theirs through the profile).
+    io: Option<&'a IoArgs>,
+    workloads: Vec<Box<dyn Workload>>,
+    /// The format without `--format`: mono tracks, stereo samples.
+    default_format: &'static str,
+    /// `--fio-job`: where to write the measurements as fio jobs.
+    fio_job: Option<&'a Path>,
+}
+
 fn dispatch(cli: Cli, cancel: &AtomicBool) -> Result<ExitCode> {
-    let classic = |path: &Path, common: &Common, io: &IoArgs, w: Box<dyn Workload>| {
-        measure_with(path, common, Some(io), vec![w], false, true, cancel)
+    let classic = |name, path: &Path, common, io, w: Box<dyn Workload>| {
+        measure(
+            Request {
+                name,
+                path,
+                common,
+                io: Some(io),
+                workloads: vec![w],
+                default_format: DEFAULT_FORMAT,
+                fio_job: io.fio_job.as_deref(),
+            },
+            cancel,
+        )
     };
-    // A simulated run (--device-model) touches nothing on the target.
-    let streaming = |path: &Path, common: &Common, w: Streaming| {
-        let uses_disk = w.device.is_none();
-        measure_with(
-            path,
-            common,
-            None,
-            vec![Box::new(w)],
-            false,
-            uses_disk,
+    let streaming = |name, path: &Path, common, w: Streaming| {
+        measure(
+            Request {
+                name,
+                path,
+                common,
+                io: None,
+                workloads: vec![Box::new(w)],
+                default_format: DEFAULT_FORMAT,
+                fio_job: None,
+            },
             cancel,
         )
     };
     match cli.command {
         Command::Run(a) => {
             let format = a.common.settings(None)?.format;
-            let suite = trackbench::suite::standard(format);
-            measure_with(&a.path, &a.common, Some(&a.io), suite, true, true, cancel)
+            let workloads = trackbench::suite::standard(format)?;
+            measure(
+                Request {
+                    name: "run",
+                    path: &a.path,
+                    common: &a.common,
+                    io: Some(&a.io),
+                    workloads,
+                    default_format: DEFAULT_FORMAT,
+                    fio_job: a.io.fio_job.as_deref(),
+                },
+                cancel,
+            )
         }
         Command::Seq(a) => {
             let kind = target::inspect(&a.path)?.kind;
@@ -162,38 +211,84 @@ fn dispatch(cli: Cli, cancel: &AtomicBool) -> Result<ExitCode> {
                     what: "seq --mode write/both".to_string(),
                 })?;
             }
-            classic(&a.path, &a.common, &a.io, Box::new(w))
+            classic("seq", &a.path, &a.common, &a.io, Box::new(w))
         }
-        Command::Seek(a) => classic(&a.path, &a.common, &a.io, Box::new(a.workload()?)),
-        Command::Access(a) => classic(&a.path, &a.common, &a.io, Box::new(a.workload()?)),
-        Command::Mix(a) => classic(&a.path, &a.common, &a.io, Box::new(a.workload()?)),
-        Command::Zones(a) => classic(&a.path, &a.common, &a.io, Box::new(a.workload()?)),
-        Command::Sweep(a) => classic(&a.path, &a.common, &a.io, Box::new(a.workload()?)),
+        Command::Seek(a) => classic("seek", &a.path, &a.common, &a.io, Box::new(a.workload()?)),
+        Command::Access(a) => classic("access", &a.path, &a.common, &a.io, Box::new(a.workload()?)),
+        Command::Mix(a) => classic("mix", &a.path, &a.common, &a.io, Box::new(a.workload()?)),
+        Command::Zones(a) => classic("zones", &a.path, &a.common, &a.io, Box::new(a.workload()?)),
+        Command::Sweep(a) => classic("sweep", &a.path, &a.common, &a.io, Box::new(a.workload()?)),
         Command::Play(a) => {
             let format = a.common.settings(None)?.format;
             let w =
                 a.stream
                     .workload(StreamKind::Play, format, a.tracks, 0, RecordOpts::default())?;
-            streaming(&a.path, &a.common, w)
+            streaming("play", &a.path, &a.common, w)
         }
         Command::Record(a) => {
             let format = a.common.settings(None)?.format;
             let w = a
                 .stream
                 .workload(StreamKind::Record, format, 0, a.tracks, a.rec)?;
-            streaming(&a.path, &a.common, w)
+            streaming("record", &a.path, &a.common, w)
         }
         Command::Hdr(a) => {
             let format = a.common.settings(None)?.format;
             let w = a
                 .stream
                 .workload(StreamKind::Hdr, format, a.play, a.record, a.rec)?;
-            streaming(&a.path, &a.common, w)
+            streaming("hdr", &a.path, &a.common, w)
+        }
+        Command::Sampler(a) => {
+            let w = a.workload()?;
+            measure(
+                Request {
+                    name: "sampler",
+                    path: &a.path,
+                    common: &a.common,
+                    io: None,
+                    workloads: vec![Box::new(w)],
+                    default_format: SAMPLE_FORMAT,
+                    fio_job: None,
+                },
+                cancel,
+            )
+        }
+        Command::Load(a) => {
+            let w = a.workload()?;
+            measure(
+                Request {
+                    name: "load",
+                    path: &a.path,
+                    common: &a.common,
+                    io: None,
+                    workloads: vec![Box::new(w)],
+                    default_format: SAMPLE_FORMAT,
+                    fio_job: None,
+                },
+                cancel,
+            )
+        }
+        Command::Bounce(a) => {
+            let w = a.workload()?;
+            measure(
+                Request {
+                    name: "bounce",
+                    path: &a.path,
+                    common: &a.common,
+                    io: None,
+                    workloads: vec![Box::new(w)],
+                    default_format: DEFAULT_FORMAT,
+                    fio_job: a.fio_job.as_deref(),
+                },
+                cancel,
+            )
         }
         Command::Clean(a) => clean(&a.path, a.inherited_lock),
         Command::History(a) => history(&a),
         Command::Show(a) => show(&a),
         Command::Compare(a) => compare(&a),
+        Command::Report(a) => report_cmd(&a),
     }
 }
 
@@ -201,7 +296,7 @@ fn dispatch(cli: Cli, cancel: &AtomicBool) -> Result<ExitCode> {
 struct Printer<'a> {
     bars: Bars,
     out: std::cell::RefCell<Box<dyn Write>>,
-    json_out: Option<&'a report::json::JsonOut>,
+    json_out: Option<&'a Output>,
     target_arg: &'a Path,
 }
 
@@ -232,30 +327,91 @@ impl trackbench::session::Sink for Printer<'_> {
     }
     fn finished(&self, doc: &ResultDoc) -> trackbench::error::Result<()> {
         match self.json_out {
-            Some(j) => j.write(doc),
+            Some(j) => j.write(&report::json::to_string(doc)?),
             None => Ok(()),
         }
     }
 }
 
-/// Runs `workloads` on `path` and reports. `uses_disk` is false for simulated runs, which touch
-/// nothing on the target.
-fn measure_with(
-    path: &Path,
-    common: &Common,
-    io: Option<&IoArgs>,
-    workloads: Vec<Box<dyn Workload>>,
-    suite: bool,
-    uses_disk: bool,
-    cancel: &AtomicBool,
-) -> Result<ExitCode> {
-    let settings = common.settings(io)?;
+/// Where `run` writes its report when not told: a file named for the time in the current
+/// directory.
+fn default_report_path() -> PathBuf {
+    let stamp: String = trackbench::result::now_rfc3339()
+        .chars()
+        .filter(|c| c.is_ascii_digit())
+        .collect();
+    PathBuf::from(format!(
+        "trackbench-report-{}-{}.html",
+        &stamp[..8.min(stamp.len())],
+        &stamp[8.min(stamp.len())..]
+    ))
+}
+
+/// Runs a measuring command and reports: tables as it goes, then the store, the report, the
+/// summary and the result document.
+fn measure(req: Request<'_>, cancel: &AtomicBool) -> Result<ExitCode> {
+    let Request {
+        name,
+        path,
+        common,
+        io,
+        workloads,
+        default_format,
+        fio_job,
+    } = req;
+    let settings = common.settings_for(io, default_format)?;
     let json_to_stdout = common.json.as_deref() == Some(Path::new("-"));
-    // Checked before anything is measured: a search must not be lost to a bad --json path.
+    // Checked before anything is measured: a search must not be lost to a bad path.
     let json_out = match &common.json {
-        Some(j) if !json_to_stdout => Some(report::json::JsonOut::prepare(j)?),
+        Some(j) if !json_to_stdout => Some(Output::prepare(j, "the result document (--json)")?),
         _ => None,
     };
+    let report_path = match (&common.report, common.no_report) {
+        (Some(p), _) => Some(p.clone()),
+        (None, false) if name == "run" => Some(default_report_path()),
+        _ => None,
+    };
+    let report_out = report_path
+        .map(|p| {
+            Output::prepare(&p, "the report (--report)").with_context(|| {
+                if common.report.is_none() {
+                    "run writes its HTML report into the current directory: name another place with --report FILE, or use --no-report"
+                } else {
+                    "--report"
+                }
+            })
+        })
+        .transpose()?;
+    let target_info = target::inspect(path)?;
+    // The fio job file says what will be measured: written before the run, so an interrupted
+    // run leaves it too.
+    if let Some(f) = fio_job {
+        let out = Output::prepare(f, "the fio job file (--fio-job)")?;
+        let jobs: Vec<_> = workloads
+            .iter()
+            .flat_map(|w| w.fio_jobs(&target_info, &settings.io))
+            .collect();
+        if jobs.is_empty() {
+            bail!(
+                "--fio-job: {name} has no measurement fio can run (the real-time ones are trackbench's own)"
+            );
+        }
+        let command = std::env::args_os()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect::<Vec<_>>()
+            .join(" ");
+        out.write(&trackbench::fio::job_file(
+            &command,
+            &target_info,
+            &settings.io,
+            &jobs,
+        ))?;
+        eprintln!(
+            "fio job file: {} (fio {} runs the same measurements)",
+            out.path().display(),
+            out.path().display()
+        );
+    }
     let plan = Plan {
         target: path.to_path_buf(),
         workloads,
@@ -264,8 +420,7 @@ fn measure_with(
         memory: settings.memory,
         runs: settings.runs,
         keep: common.keep,
-        suite,
-        uses_disk,
+        name: name.to_string(),
         // The command line as given; a path that is not UTF-8 is recorded lossily.
         command: std::env::args_os()
             .map(|a| a.to_string_lossy().into_owned())
@@ -309,8 +464,9 @@ fn measure_with(
         .map(|e| format!("stopped by an error: {e}"));
     doc.warnings.extend(stopped.clone());
     // A run that measured nothing (refused at its first workload, interrupted before) has no
-    // result worth finding again.
-    if !common.no_store && !doc.sections.is_empty() {
+    // result worth finding again, or showing.
+    let measured = !doc.sections.is_empty();
+    if !common.no_store && measured {
         // After the cleanup (the JSON was saved before it); a store that cannot take the
         // result costs the user the history entry, not the run.
         match store::open(common.store.db.as_deref()).and_then(|mut s| {
@@ -326,21 +482,31 @@ fn measure_with(
                 .push(format!("not stored: {e} (--no-store skips the store)")),
         }
     }
+    let mut written_report = None;
+    if let Some(r) = report_out.as_ref().filter(|_| measured) {
+        match report::html::document(&doc).and_then(|html| r.write(&html)) {
+            Ok(()) => written_report = Some(r.path()),
+            Err(e) => doc.warnings.push(format!("no report: {e}")),
+        }
+    }
     let mut out = printer.out.borrow_mut();
-    if suite && !doc.sections.is_empty() {
-        let _ = write!(
-            out,
-            "\n{}",
-            trackbench::suite::summary(&doc, &settings.format)
-        );
+    if let Some(summary) = report::summary::summary(&doc) {
+        let _ = write!(out, "\n{summary}");
     }
     for w in doc.warnings.iter().filter(|w| Some(*w) != stopped.as_ref()) {
         let _ = writeln!(out, "warning: {w}");
     }
+    if let Some(p) = written_report {
+        let _ = writeln!(
+            out,
+            "\nreport: {} (one HTML file with charts; open it in a browser)",
+            p.display()
+        );
+    }
     if json_to_stdout {
         println!("{}", report::json::to_string(&doc)?);
     } else if let Some(j) = &json_out {
-        j.write(&doc)?;
+        j.write(&report::json::to_string(&doc)?)?;
     }
     if let Some(e) = failure {
         return Err(e).context("measurement failed");
@@ -402,16 +568,18 @@ fn show(a: &ShowArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn compare(a: &CompareArgs) -> Result<ExitCode> {
+/// Results named by store ids or result files, with the name each is shown under (`#12`, the
+/// file's name); the store is opened once, where an id needs it.
+fn load_results(names: &[String], db: &StoreArgs) -> Result<Vec<(String, ResultDoc)>> {
     let mut store = None;
     let mut docs = Vec::new();
-    for r in &a.results {
+    for r in names {
         let path = Path::new(r);
         let doc = match r.parse::<i64>() {
             Ok(id) if !path.exists() => {
                 let s = match &mut store {
                     Some(s) => s,
-                    None => store.insert(store::open(a.store.db.as_deref())?),
+                    None => store.insert(store::open(db.db.as_deref())?),
                 };
                 (format!("#{id}"), s.load(id)?)
             }
@@ -429,6 +597,22 @@ fn compare(a: &CompareArgs) -> Result<ExitCode> {
         };
         docs.push(doc);
     }
+    // Two files of the same name are told apart by their paths, as given.
+    for i in 0..docs.len() {
+        if docs.iter().filter(|d| d.0 == docs[i].0).count() > 1 && !docs[i].0.starts_with('#') {
+            docs[i].0 = names[i].clone();
+        }
+    }
+    Ok(docs)
+}
+
+fn compare(a: &CompareArgs) -> Result<ExitCode> {
+    let html_out = a
+        .output
+        .as_deref()
+        .map(|p| Output::prepare(p, "the comparison (--output)"))
+        .transpose()?;
+    let docs = load_results(&a.results, &a.store)?;
     let unfair = report::compare::unfair_differences(&docs);
     if !unfair.is_empty() && !a.unfair {
         bail!(
@@ -439,6 +623,62 @@ fn compare(a: &CompareArgs) -> Result<ExitCode> {
     print!("{}", report::compare::terminal(&docs));
     for u in &unfair {
         println!("warning: compared although {u}");
+    }
+    if let Some(o) = html_out {
+        o.write(&report::compare::html(&docs, &unfair)?)?;
+        println!(
+            "comparison: {} (one HTML file with charts)",
+            o.path().display()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn report_cmd(a: &ReportArgs) -> Result<ExitCode> {
+    let name = if a.markdown {
+        "markdown"
+    } else {
+        a.to.as_str()
+    };
+    let presenter = report::presenter(name).ok_or_else(|| {
+        let names: Vec<_> = report::PRESENTERS.iter().map(|p| p.name()).collect();
+        anyhow::anyhow!("invalid format {name:?}: one of {}", names.join(", "))
+    })?;
+    let html = presenter.name() == "html";
+    let out = match &a.output {
+        Some(p) if p.as_os_str() == "-" => None,
+        Some(p) => Some(Output::prepare(p, "the report (--output)")?),
+        // An HTML page is a file to open; text goes to the terminal.
+        None if !html => None,
+        None => {
+            let stem = Path::new(&a.result)
+                .file_stem()
+                .map_or(a.result.clone(), |s| s.to_string_lossy().into_owned());
+            let p = PathBuf::from(format!(
+                "trackbench-report-{stem}.{}",
+                presenter.extension()
+            ));
+            Some(Output::prepare(&p, "the report").context("name another place with -o FILE")?)
+        }
+    };
+    let (_, doc) = load_results(std::slice::from_ref(&a.result), &a.store)?
+        .pop()
+        .context("one result loaded")?;
+    let text = presenter.render(&doc)?;
+    match out {
+        None => print!("{text}"),
+        Some(o) => {
+            o.write(&text)?;
+            println!(
+                "report: {} ({})",
+                o.path().display(),
+                if html {
+                    "one HTML file with charts; open it in a browser"
+                } else {
+                    presenter.name()
+                }
+            );
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -105,6 +105,29 @@ defs! {
     BUTLER_IDLE_PCT: "butler_idle_pct", "%", "butler idle %", PLAIN, More;
     RAM_BYTES: "ram_bytes", "bytes", "RAM", Size, Neither;
     PROBES: "probes", "runs", "probes", PLAIN, Neither;
+    // Sampler.
+    VOICES: "voices", "voices", "voices", PLAIN, More;
+    // Sequential MB/s ÷ what a voice streams: the count a video-style benchmark promises.
+    NAIVE_VOICES: "naive_voices", "voices", "naive", PLAIN, More;
+    DROPOUTS: "dropouts", "periods", "dropouts", PLAIN, Less;
+    // A note's first read: how long before its preload ran out it landed.
+    FIRST_READ_SLACK_MS_P50: "first_read_slack_ms_p50", "ms", "slack p50 ms", PLAIN, More;
+    // The slack 99% of first reads had at least.
+    FIRST_READ_SLACK_MS_P1: "first_read_slack_ms_p1", "ms", "slack p1 ms", PLAIN, More;
+    FIRST_READ_SLACK_MS_MIN: "first_read_slack_ms_min", "ms", "slack min ms", PLAIN, More;
+    STREAMED_MB_PER_S: "streamed_mb_per_s", "MB/s", "streamed MB/s", PLAIN, Neither;
+    PRELOAD_RAM_BYTES: "preload_ram_bytes", "bytes", "preload RAM", Size, Neither;
+    NOTES: "notes", "notes", "notes", PLAIN, Neither;
+    // Template load.
+    LOAD_S: "load_s", "s", "time s", PLAIN, Less;
+    FILES_PER_S: "files_per_s", "files/s", "files/s", PLAIN, More;
+    // The loader threads' time spent in open(), as a share of their time opening and reading.
+    OPEN_PCT: "open_pct", "%", "opening %", PLAIN, Neither;
+    OPEN_US_MEAN: "open_us_mean", "µs", "open µs", PLAIN, Less;
+    READ_US_MEAN: "read_us_mean", "µs", "read µs", PLAIN, Less;
+    // Offline export.
+    STAGE_S: "stage_s", "s", "time s", PLAIN, Less;
+    X_REAL_TIME: "x_real_time", "x", "x real time", PLAIN, More;
 }
 
 /// The declared figure a result document names `name` (its current name or an older one).

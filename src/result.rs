@@ -1,11 +1,16 @@
 //! The result document: one versioned JSON object holding the command, every setting, the target,
 //! the host and the measurements with their spread over runs. Reports render from it alone.
 
+use crate::audio::Format;
+use crate::capacity::{RealTimeDetail, SearchDetail};
+use crate::findings::{Finding, deserialize_findings};
 use crate::host::HostInfo;
+use crate::io::IoSettings;
 use crate::metrics::Def;
-use crate::stats::Spread;
+use crate::stats::{Histogram, Spread};
+use crate::stream::StreamOutcome;
 use crate::target::TargetInfo;
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 
 /// Bumped whenever a field changes meaning or disappears.
 /// 2: streaming verdicts may be `too_short`; outcomes carry `butler_idle_pct`, `shortcoming`,
@@ -14,7 +19,11 @@ use serde::{Deserialize, Serialize};
 /// 3: `verification` says how reads were checked.
 /// 4: every figure is declared once in `metrics`; seq's `tracks_naive` is `naive_tracks`, as in
 /// the streaming sections (the old name still loads, see `metrics::Def::aliases`).
-pub const SCHEMA_VERSION: u32 = 4;
+/// 5: a section's `notes` are `findings` (tagged objects; older sentences load as `text`), its
+/// `extra` is a tagged `detail` (older shapes are recognised), classic sections keep each row's
+/// latency histogram and streaming runs theirs; the document records its `session` (command,
+/// format, runs, I/O settings).
+pub const SCHEMA_VERSION: u32 = 5;
 
 /// One measured figure of one run.
 #[derive(Debug, Clone, PartialEq)]
@@ -71,12 +80,90 @@ pub struct Section {
     /// Runs that finished (the last may be partial when interrupted).
     pub runs: u32,
     pub rows: Vec<Row>,
-    /// Derived observations and warnings for the reader.
-    pub notes: Vec<String>,
-    /// Workload-specific detail: a streaming run's telemetry and per-track figures, a search's
-    /// probes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub extra: Option<serde_json::Value>,
+    /// What the run observed besides its figures, for presenters to put into words.
+    #[serde(alias = "notes", deserialize_with = "deserialize_findings")]
+    pub findings: Vec<Finding>,
+    /// Workload-specific detail for charts: a streaming run's telemetry, a search's probes, the
+    /// classic rows' latency distributions.
+    #[serde(
+        default,
+        alias = "extra",
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "Detail::lenient"
+    )]
+    pub detail: Option<Detail>,
+}
+
+/// A section's detail, by kind.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Detail {
+    /// One streaming run (play, record, hdr without --find-max).
+    Stream(Box<StreamOutcome>),
+    /// A --find-max search: every probe of every search.
+    Search(SearchDetail),
+    /// run's real-time section: its three searches.
+    RealTime(RealTimeDetail),
+    /// A classic workload: each row's latency distribution, from the last run.
+    Transfers(Transfers),
+    /// One sampler run.
+    Sampler(Box<crate::stream::sampler::SamplerOutcome>),
+}
+
+/// Each row's latencies, for histograms.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Transfers {
+    pub rows: Vec<RowLatency>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RowLatency {
+    pub label: String,
+    pub read: Option<Histogram>,
+    pub write: Option<Histogram>,
+}
+
+impl Detail {
+    /// Reads a detail of any schema: tagged since schema 5, recognised by its shape before.
+    fn from_value(v: serde_json::Value) -> serde_json::Result<Detail> {
+        #[derive(Deserialize)]
+        #[serde(tag = "kind", rename_all = "snake_case")]
+        enum Tagged {
+            Stream(Box<StreamOutcome>),
+            Search(SearchDetail),
+            RealTime(RealTimeDetail),
+            Transfers(Transfers),
+            Sampler(Box<crate::stream::sampler::SamplerOutcome>),
+        }
+        use serde_json::from_value as from;
+        Ok(if v.get("kind").is_some() {
+            match from::<Tagged>(v)? {
+                Tagged::Stream(o) => Detail::Stream(o),
+                Tagged::Search(s) => Detail::Search(s),
+                Tagged::RealTime(r) => Detail::RealTime(r),
+                Tagged::Transfers(t) => Detail::Transfers(t),
+                Tagged::Sampler(o) => Detail::Sampler(o),
+            }
+        } else if v.get("verdict").is_some() {
+            Detail::Stream(from(v)?)
+        } else if v.get("searches").is_some() {
+            Detail::Search(from(v)?)
+        } else {
+            Detail::RealTime(from(v)?)
+        })
+    }
+
+    /// A detail that cannot be read (a shape no version wrote) is dropped rather than losing
+    /// the whole document: figures and findings render without it.
+    fn lenient<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Detail>, D::Error> {
+        Ok(Option::<serde_json::Value>::deserialize(d)?.and_then(|v| Detail::from_value(v).ok()))
+    }
+}
+
+impl<'de> Deserialize<'de> for Detail {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Detail, D::Error> {
+        Detail::from_value(serde_json::Value::deserialize(d)?).map_err(serde::de::Error::custom)
+    }
 }
 
 impl Section {
@@ -139,8 +226,8 @@ impl Section {
             interrupted: false,
             runs: runs.len() as u32,
             rows,
-            notes: Vec::new(),
-            extra: None,
+            findings: Vec::new(),
+            detail: None,
         }
     }
 
@@ -155,6 +242,19 @@ pub struct Tool {
     pub version: String,
 }
 
+/// What the whole session ran with (schema 5).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionInfo {
+    /// The command (`run`, `seq`, `play` …).
+    pub command: String,
+    /// The audio format of test media and track counts.
+    pub format: Format,
+    /// Repetitions of each workload.
+    pub runs: u32,
+    /// I/O settings of the classic workloads.
+    pub io: IoSettings,
+}
+
 /// A complete result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ResultDoc {
@@ -162,6 +262,9 @@ pub struct ResultDoc {
     pub tool: Tool,
     /// The command line as given.
     pub command: Vec<String>,
+    /// The session's own settings; None in documents before schema 5.
+    #[serde(default)]
+    pub session: Option<SessionInfo>,
     /// RFC 3339 UTC.
     pub started_at: String,
     pub finished_at: String,
@@ -191,6 +294,7 @@ impl ResultDoc {
                 version: env!("CARGO_PKG_VERSION").into(),
             },
             command,
+            session: None,
             started_at: now_rfc3339(),
             finished_at: String::new(),
             target,
@@ -211,6 +315,28 @@ impl ResultDoc {
 
     pub fn finish(&mut self) {
         self.finished_at = now_rfc3339();
+    }
+
+    /// The audio format the session ran with: recorded since schema 5, found in a streaming
+    /// section's settings before.
+    pub fn format(&self) -> Option<Format> {
+        if let Some(s) = &self.session {
+            return Some(s.format);
+        }
+        self.sections.iter().find_map(|s| {
+            serde_json::from_value(s.settings.get("spec")?.get("format")?.clone()).ok()
+        })
+    }
+
+    /// The standard suite (`trackbench run`).
+    pub fn is_suite(&self) -> bool {
+        match &self.session {
+            Some(s) => s.command == "run",
+            None => self
+                .sections
+                .first()
+                .is_some_and(|s| s.workload == "realtime"),
+        }
     }
 }
 

@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 use crate::host;
 use crate::io::IoSettings;
 use crate::memory::MemoryBudget;
-use crate::result::{ResultDoc, Section};
+use crate::result::{ResultDoc, Section, SessionInfo};
 use crate::target::{self, TargetKind};
 use crate::workloads::{Env, Workload, run_repeated};
 use std::path::{Path, PathBuf};
@@ -28,12 +28,17 @@ pub struct Plan {
     pub runs: u32,
     /// Keep the test files for later runs.
     pub keep: bool,
-    /// The standard suite (`run`): it writes test files, so it needs a directory.
-    pub suite: bool,
-    /// False for simulated runs, which touch nothing on the target.
-    pub uses_disk: bool,
+    /// The command (`run`, `seq`, `play` …). The standard suite (`run`) writes test files, so
+    /// it needs a directory.
+    pub name: String,
     /// The command line, recorded in the result.
     pub command: Vec<String>,
+}
+
+impl Plan {
+    pub fn is_suite(&self) -> bool {
+        self.name == "run"
+    }
 }
 
 /// Where a session reports as it goes. Every method has a default that ignores the event.
@@ -73,7 +78,7 @@ pub struct Outcome {
 /// directory that is not trackbench's, a suite on a device).
 pub fn run(plan: Plan, cancel: &AtomicBool, sink: &dyn Sink) -> Result<Outcome> {
     let target = target::inspect(&plan.target)?;
-    if plan.suite && target.kind != TargetKind::Directory {
+    if plan.is_suite() && target.kind != TargetKind::Directory {
         return Err(Error::BadTarget {
             path: plan.target.clone(),
             reason: format!(
@@ -82,8 +87,10 @@ pub fn run(plan: Plan, cancel: &AtomicBool, sink: &dyn Sink) -> Result<Outcome> 
             ),
         });
     }
+    // Simulated runs touch nothing on the target.
+    let uses_disk = plan.workloads.iter().any(|w| w.uses_disk());
     let mut data = match target.kind {
-        TargetKind::Directory if plan.uses_disk => Some(DataDir::open(&target.path, plan.keep)?),
+        TargetKind::Directory if uses_disk => Some(DataDir::open(&target.path, plan.keep)?),
         _ => None,
     };
     if let Some(d) = &data {
@@ -93,6 +100,12 @@ pub fn run(plan: Plan, cancel: &AtomicBool, sink: &dyn Sink) -> Result<Outcome> 
         }
     }
     let mut doc = ResultDoc::new(plan.command, target.clone(), host::inspect());
+    doc.session = Some(SessionInfo {
+        command: plan.name,
+        format: plan.format,
+        runs: plan.runs,
+        io: plan.io,
+    });
     sink.started(&doc);
     let mut failure = None;
     for mut w in plan.workloads {
@@ -193,7 +206,7 @@ mod tests {
         }
     }
 
-    fn plan(dir: &Path, suite: bool) -> Plan {
+    fn plan(dir: &Path, name: &str) -> Plan {
         Plan {
             target: dir.to_path_buf(),
             workloads: vec![Box::new(Seek {
@@ -207,8 +220,7 @@ mod tests {
             memory: MemoryBudget::default_for(crate::memory::usable_ram()),
             runs: 1,
             keep: false,
-            suite,
-            uses_disk: true,
+            name: name.into(),
             command: vec!["trackbench".into()],
         }
     }
@@ -218,7 +230,7 @@ mod tests {
         let t = tempfile::tempdir().unwrap();
         let log = Log::default();
         let cancel = AtomicBool::new(false);
-        let o = run(plan(t.path(), false), &cancel, &log).unwrap();
+        let o = run(plan(t.path(), "seek"), &cancel, &log).unwrap();
         assert!(o.failure.is_none() && o.unfinished.is_none() && o.kept.is_none());
         assert_eq!(o.doc.sections.len(), 1);
         assert!(!o.doc.finished_at.is_empty());
@@ -233,7 +245,7 @@ mod tests {
     fn an_interrupted_session_hands_back_its_files_and_a_suite_needs_a_directory() {
         let t = tempfile::tempdir().unwrap();
         let cancel = AtomicBool::new(true);
-        let o = run(plan(t.path(), false), &cancel, &Log::default()).unwrap();
+        let o = run(plan(t.path(), "seek"), &cancel, &Log::default()).unwrap();
         assert!(o.doc.interrupted && o.doc.sections.is_empty());
         let d = o.unfinished.expect("the data directory comes back");
         d.close().unwrap();
@@ -241,7 +253,7 @@ mod tests {
 
         let f = t.path().join("file");
         std::fs::write(&f, b"x").unwrap();
-        let e = run(plan(&f, true), &cancel, &Log::default())
+        let e = run(plan(&f, "run"), &cancel, &Log::default())
             .err()
             .expect("refused");
         assert!(e.to_string().contains("run needs a directory"), "{e}");

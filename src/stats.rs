@@ -1,19 +1,19 @@
 //! Statistics: latency histograms and their percentiles, CPU time, and the spread of repeated runs.
 
-use hdrhistogram::Histogram;
+use hdrhistogram::Histogram as Hdr;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
 /// Request latencies in nanoseconds, 3 significant digits, in fixed memory.
 #[derive(Clone)]
 pub struct LatencyHist {
-    h: Histogram<u64>,
+    h: Hdr<u64>,
 }
 
 impl Default for LatencyHist {
     fn default() -> Self {
         // 1 ns .. 100 s at 3 significant figures: a fixed ~200 KiB, never resized.
-        let h = Histogram::new_with_bounds(1, 100_000_000_000, 3).expect("valid histogram bounds");
+        let h = Hdr::new_with_bounds(1, 100_000_000_000, 3).expect("valid histogram bounds");
         LatencyHist { h }
     }
 }
@@ -48,6 +48,61 @@ impl LatencyHist {
             max_us: us(self.h.max()),
         }
     }
+
+    /// The latency at quantile `q` (0..=1), in microseconds.
+    pub fn quantile_us(&self, q: f64) -> f64 {
+        self.h.value_at_quantile(q) as f64 / 1000.0
+    }
+
+    /// The distribution as a chart draws it (see [`Histogram`]); None when nothing was recorded.
+    pub fn histogram(&self) -> Option<Histogram> {
+        if self.h.is_empty() {
+            return None;
+        }
+        let bucket = |ns: u64| -> i32 {
+            // A latency on an edge belongs to the bucket below it (floating-point slack).
+            ((ns.max(1) as f64 / 1000.0).ln() / Histogram::STEP.ln() - 1e-9).ceil() as i32
+        };
+        let (lo, hi) = (bucket(self.h.min()), bucket(self.h.max()));
+        let mut counts = vec![0u64; (hi - lo + 1) as usize];
+        for v in self.h.iter_recorded() {
+            let b = bucket(self.h.lowest_equivalent(v.value_iterated_to())).clamp(lo, hi);
+            counts[(b - lo) as usize] += v.count_at_value();
+        }
+        Some(Histogram {
+            buckets: counts
+                .into_iter()
+                .enumerate()
+                .map(|(i, count)| HistBucket {
+                    le_us: Histogram::STEP.powi(lo + i as i32),
+                    count,
+                })
+                .collect(),
+        })
+    }
+}
+
+/// A latency distribution for charts: counts in buckets whose upper edges grow by a fixed factor
+/// (a quarter of an octave), from the bucket of the shortest latency seen to that of the longest.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Histogram {
+    pub buckets: Vec<HistBucket>,
+}
+
+impl Histogram {
+    /// Each bucket's upper edge is this factor times the one before: 2^(1/4).
+    pub const STEP: f64 = 1.189_207_115_002_721;
+
+    pub fn total(&self) -> u64 {
+        self.buckets.iter().map(|b| b.count).sum()
+    }
+}
+
+/// Latencies above the previous bucket's edge and at most `le_us` microseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct HistBucket {
+    pub le_us: f64,
+    pub count: u64,
 }
 
 /// The shape of a latency distribution.
@@ -179,6 +234,15 @@ mod tests {
         assert!((s.p99_us - 990.0).abs() < 2.0, "{s:?}");
         assert!((s.max_us - 1000.0).abs() < 1.0, "{s:?}");
         assert!((s.mean_us - 500.5).abs() < 1.0, "{s:?}");
+        let hist = h.histogram().unwrap();
+        assert_eq!(hist.total(), 1000);
+        // 1 µs .. 1000 µs in quarter octaves: ten octaves, 41 edges from 1 µs.
+        assert_eq!(hist.buckets.len(), 41, "{hist:?}");
+        assert!((hist.buckets[0].le_us - 1.0).abs() < 1e-9);
+        assert!(hist.buckets.last().unwrap().le_us >= 1000.0);
+        // Every latency lies in its bucket: the ones up to 2 µs in the first five.
+        assert_eq!(hist.buckets[..5].iter().map(|b| b.count).sum::<u64>(), 2);
+        assert!(LatencyHist::default().histogram().is_none());
     }
 
     #[test]

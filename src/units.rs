@@ -73,6 +73,24 @@ pub fn fmt_figure(v: f64) -> String {
     }
 }
 
+/// A time in microseconds as a chart axis shows it: `80 µs`, `1.5 ms`, `2 s`.
+pub fn fmt_micros(us: f64) -> String {
+    let trim = |v: f64| {
+        if v >= 10.0 || v == v.trunc() {
+            format!("{v:.0}")
+        } else {
+            format!("{v:.1}")
+        }
+    };
+    if us >= 1e6 {
+        format!("{} s", trim(us / 1e6))
+    } else if us >= 1e3 {
+        format!("{} ms", trim(us / 1e3))
+    } else {
+        format!("{} µs", trim(us))
+    }
+}
+
 /// Bytes per second in decimal megabytes per second, as fio and drive makers quote them.
 pub fn mb_per_s(bytes: u64, elapsed: Duration) -> f64 {
     let s = elapsed.as_secs_f64();
@@ -111,6 +129,14 @@ mod tests {
         );
         assert!(parse_duration("d", "-1").is_err());
         assert!(parse_duration("d", "soon").is_err());
+    }
+
+    #[test]
+    fn micros() {
+        assert_eq!(fmt_micros(80.0), "80 µs");
+        assert_eq!(fmt_micros(1500.0), "1.5 ms");
+        assert_eq!(fmt_micros(2e6), "2 s");
+        assert_eq!(fmt_micros(2.5), "2.5 µs");
     }
 
     #[test]

@@ -146,7 +146,7 @@ fn fixture(read_bps: Option<u64>, write_bps: Option<u64>) -> Option<Capped> {
 
 /// The main search's answer in tracks.
 fn answer(v: &Value) -> f64 {
-    let s = &v["sections"][0]["extra"]["searches"][0];
+    let s = &v["sections"][0]["detail"]["searches"][0];
     assert_eq!(s["capacity"]["confirmed"], true, "{s}");
     assert!(s["limited_by"].is_null(), "the search hit a limit: {s}");
     (s["play_tracks"].as_u64().unwrap() + s["record_tracks"].as_u64().unwrap()) as f64
@@ -228,9 +228,114 @@ fn record_find_max_on_a_write_capped_device() {
     let v = c.run(&["record", "--find-max"]);
     assert_within(answer(&v), bound, "record at 21 MB/s");
     // The naive count and the first guess come from write rates, not the uncapped reads.
-    let naive = v["sections"][0]["extra"]["naive_tracks"].as_f64().unwrap();
+    let naive = v["sections"][0]["detail"]["naive_tracks"].as_f64().unwrap();
     assert!(
         naive < 1.5 * bound,
         "naive {naive} from a write rate near {bound:.0}"
+    );
+}
+
+/// One streaming loop for real and simulated runs: the same scenario, on the capped device and
+/// on a model of its rate, gives the same verdict and the same figures within the device's
+/// noise, below the bound and above it.
+#[test]
+fn the_same_scenario_agrees_on_the_capped_device_and_its_model() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let cap = 21_000_000u64;
+    let Some(c) = fixture(Some(cap), None) else {
+        return;
+    };
+    let bound = cap as f64 / bytes_per_s("48k/24/mono");
+    let figure = |v: &Value, name: &str| -> f64 {
+        let figs = v["sections"][0]["rows"][0]["figures"].as_array().unwrap();
+        figs.iter()
+            .find(|f| f["name"] == name)
+            .unwrap_or_else(|| panic!("no {name}"))["median"]
+            .as_f64()
+            .unwrap()
+    };
+    for (tracks, passes) in [((0.8 * bound) as u32, true), ((1.15 * bound) as u32, false)] {
+        let n = tracks.to_string();
+        let args = ["play", "--tracks", &n, "--duration", "20s"];
+        let real = c.run(&args);
+        let model = format!("bw={cap}");
+        let mut sim_args = args.to_vec();
+        sim_args.extend(["--device-model", &model]);
+        let sim = c.run(&sim_args);
+        let verdict = |v: &Value| {
+            v["sections"][0]["detail"]["verdict"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        };
+        eprintln!(
+            "{tracks} tracks: real {} idle {:.1}% {:.2} MB/s; simulated {} idle {:.1}% {:.2} MB/s",
+            verdict(&real),
+            figure(&real, "butler_idle_pct"),
+            figure(&real, "read_mb_per_s"),
+            verdict(&sim),
+            figure(&sim, "butler_idle_pct"),
+            figure(&sim, "read_mb_per_s"),
+        );
+        assert_eq!(verdict(&real) == "pass", passes, "real at {tracks}");
+        assert_eq!(verdict(&sim) == "pass", passes, "simulated at {tracks}");
+        if passes {
+            // What the tracks asked for, delivered on both paths; the spare time agrees within
+            // what the throttle lends after a gap.
+            let (r, s) = (
+                figure(&real, "read_mb_per_s"),
+                figure(&sim, "read_mb_per_s"),
+            );
+            assert!((r - s).abs() <= 0.05 * s, "read {r} MB/s against {s}");
+            let (ri, si) = (
+                figure(&real, "butler_idle_pct"),
+                figure(&sim, "butler_idle_pct"),
+            );
+            assert!((ri - si).abs() <= 8.0, "idle {ri}% against {si}%");
+        } else {
+            // Saturated: both deliver about the device's rate.
+            let (r, s) = (
+                figure(&real, "read_mb_per_s"),
+                figure(&sim, "read_mb_per_s"),
+            );
+            assert!(
+                r <= 1.05 * cap as f64 / 1e6 && s <= 1.05 * cap as f64 / 1e6,
+                "{r} {s}"
+            );
+        }
+    }
+}
+
+/// Sampler voices on the capped device: the most voices with no dropout stay within what the
+/// device carries (every note played to its end, so the bound is exact: cap ÷ (stereo rate ×
+/// the share of each note streamed past its preload)).
+#[test]
+fn sampler_voices_stay_within_the_capped_devices_bound() {
+    use trackbench::stream::sampler::{Library, library_lengths};
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let cap = 21_000_000u64;
+    let Some(c) = fixture(Some(cap), None) else {
+        return;
+    };
+    let format = trackbench::audio::Format::parse("48k/24/stereo").unwrap();
+    let lens = library_lengths(200, 1.0, 10.0, &format, 1);
+    let share = Library::new(lens, vec![0; 200], 60 << 10, 1).streamed_share();
+    let bound = cap as f64 / (format.bytes_per_second() as f64 * share);
+    let v = c.run(&[
+        "sampler",
+        "--find-max",
+        "--files",
+        "200",
+        "--notes-per-s",
+        "0",
+    ]);
+    let found = answer(&v);
+    eprintln!(
+        "sampler: found {found} voices, bound {bound:.1} ({:.3})",
+        found / bound
+    );
+    assert!(
+        found <= bound && found >= 0.85 * bound,
+        "found {found} voices, bound {bound:.1}"
     );
 }

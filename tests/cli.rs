@@ -596,11 +596,11 @@ fn tmpfs_falls_back_to_cached_with_a_label() {
     let v: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     assert_eq!(v["cached"], true);
     assert_eq!(v["target"]["fs_type"], "tmpfs");
-    let notes = v["sections"][0]["notes"].to_string();
+    let findings = v["sections"][0]["findings"].to_string();
     // Older kernels refuse O_DIRECT on tmpfs, newer ones accept it; either way it is memory.
     assert!(
-        notes.contains("O_DIRECT is not supported") || notes.contains("RAM speed"),
-        "{notes}"
+        findings.contains("\"direct_refused\"") || findings.contains("\"memory_filesystem\""),
+        "{findings}"
     );
     assert_clean(t.path());
 }
@@ -735,8 +735,17 @@ fn run_is_the_standard_suite_with_a_summary() {
     let names = strings(&v["sections"], "workload");
     assert_eq!(
         names,
-        ["realtime", "seq", "seek", "access", "mix", "zones", "sweep"]
+        [
+            "realtime", "sampler", "load", "bounce", "seq", "seek", "access", "mix", "zones",
+            "sweep"
+        ]
     );
+    assert!(
+        stdout.contains(" sampler voices at 100 notes/s"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("-sample template in "), "{stdout}");
+    assert!(stdout.contains("It bounces 100 tracks "), "{stdout}");
     let rt = &v["sections"][0];
     let rows = strings(&rt["rows"], "label");
     assert_eq!(
@@ -755,7 +764,7 @@ fn run_is_the_standard_suite_with_a_summary() {
         assert!((1.0..=1000.0).contains(&n), "{n} tracks in {r}");
     }
     assert_eq!(
-        v["sections"][6]["rows"].as_array().unwrap().len(),
+        v["sections"][9]["rows"].as_array().unwrap().len(),
         9,
         "sweep covers 4K..1M"
     );
@@ -767,8 +776,8 @@ fn run_is_the_standard_suite_with_a_summary() {
     assert_clean(&target);
 }
 
-fn section_extra(doc: &Value) -> &Value {
-    &doc["sections"][0]["extra"]
+fn section_detail(doc: &Value) -> &Value {
+    &doc["sections"][0]["detail"]
 }
 
 #[test]
@@ -792,7 +801,7 @@ fn play_record_and_hdr_run_in_real_time_and_verify() {
     );
     let s = &v["sections"][0];
     assert_eq!(s["workload"], "play");
-    let o = section_extra(&v);
+    let o = section_detail(&v);
     assert_eq!(o["verdict"], "pass", "8 tracks on a temp dir: {o}");
     assert_eq!(o["underruns"], 0);
     assert_eq!(o["play_tracks"], 8);
@@ -827,7 +836,7 @@ fn play_record_and_hdr_run_in_real_time_and_verify() {
             "--keep",
         ],
     );
-    let o = section_extra(&v);
+    let o = section_detail(&v);
     assert_eq!(o["overruns"], 0);
     assert_eq!(o["verdict"], "pass");
     let rec = t.path().join("trackbench-data/rec-0000.wav");
@@ -857,7 +866,7 @@ fn play_record_and_hdr_run_in_real_time_and_verify() {
             "--verify",
         ],
     );
-    let o = section_extra(&v);
+    let o = section_detail(&v);
     assert_eq!(
         (o["play_tracks"].as_u64(), o["record_tracks"].as_u64()),
         (Some(4), Some(4))
@@ -895,7 +904,7 @@ fn a_starved_run_fails_with_its_xruns_named() {
             d,
         ],
     );
-    let o = section_extra(&v);
+    let o = section_detail(&v);
     assert_eq!(o["verdict"], "fail");
     assert!(o["underruns"].as_u64().unwrap() > 0);
     assert!(o["first_xrun_ms"].as_f64().unwrap() > 0.0);
@@ -938,7 +947,7 @@ fn find_max_on_a_simulated_disk_keeps_every_probe() {
         "bandwidth / rate = 100 tracks, found {tracks}"
     );
     assert_eq!(figure(&v, "trackbench · serial", "naive_tracks"), 100.0);
-    let search = &s["extra"]["searches"][0]["capacity"];
+    let search = &s["detail"]["searches"][0]["capacity"];
     assert!(search["confirmed"].as_bool().unwrap());
     let probes = search["probes"].as_array().unwrap();
     assert!(probes.len() >= 3);
@@ -1153,159 +1162,4 @@ fn a_second_signal_exits_at_once_and_says_how_to_clean_up() {
         .assert()
         .success();
     assert_cleaned_after_interrupt(t.path());
-}
-
-/// Every result is kept in the store (under XDG_DATA_HOME, or --db), listed by `history` with its
-/// headline and filters, and shown again by `show`; `--no-store` keeps nothing, and a store that
-/// cannot be used costs a warning, not the run.
-#[test]
-fn results_are_stored_listed_and_shown_again() {
-    let home = tempfile::tempdir().unwrap();
-    let t = tempfile::tempdir().unwrap();
-    let d = t.path().to_str().unwrap();
-    let tbh = || {
-        let mut c = tb();
-        c.env("XDG_DATA_HOME", home.path());
-        c
-    };
-    let out = tbh()
-        .args(["seq", d, "--size", "8M", "-q"])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
-    let db = home.path().join("trackbench/results.sqlite");
-    assert!(
-        err.contains("stored as result 1 in") && err.contains("trackbench show 1"),
-        "{err}"
-    );
-    assert!(db.is_file());
-    tbh()
-        .args(["play", d, "--device-model", "bw=20M", "--tracks", "8", "-q"])
-        .assert()
-        .success();
-    tbh()
-        .args(["seq", d, "--size", "8M", "-q", "--no-store"])
-        .assert()
-        .success();
-    let listed = tbh().arg("history").output().unwrap();
-    let text = String::from_utf8_lossy(&listed.stdout);
-    assert!(listed.status.success(), "{text}");
-    assert!(
-        text.contains("2 result(s)"),
-        "--no-store kept nothing: {text}"
-    );
-    assert!(
-        text.contains("seq write:") && text.contains("MB/s"),
-        "{text}"
-    );
-    assert!(text.contains("(simulated device)"), "{text}");
-    assert!(
-        text.find("simulated").unwrap() < text.find("seq write").unwrap(),
-        "newest first: {text}"
-    );
-    tbh()
-        .args(["history", "--workload", "play"])
-        .assert()
-        .success()
-        .stdout(predicate::str::contains("1 result(s)"));
-    tbh()
-        .args(["history", "--target", "/no/such/place"])
-        .assert()
-        .success()
-        .stdout(predicate::str::contains("no stored results match"));
-    tbh()
-        .args(["history", "--since", "last tuesday"])
-        .assert()
-        .failure()
-        .stderr(predicate::str::contains("2026-11-23"));
-    tbh().args(["show", "1"]).assert().success().stdout(
-        predicate::str::contains("Sequential transfer")
-            .and(predicate::str::contains("tracks (naive)")),
-    );
-    let shown = tbh().args(["show", "2", "--json"]).output().unwrap();
-    let v: Value = serde_json::from_slice(&shown.stdout).unwrap();
-    assert_eq!(v["sections"][0]["workload"], "play");
-    assert_eq!(v["schema_version"], trackbench::result::SCHEMA_VERSION);
-    tbh()
-        .args(["show", "99"])
-        .assert()
-        .failure()
-        .stderr(predicate::str::contains("\"99\"").and(predicate::str::contains("history")));
-
-    // Another database, named.
-    let other = t.path().join("studio.sqlite");
-    let o = other.to_str().unwrap();
-    let seek_into = |db: &str| {
-        tbh()
-            .args([
-                "seek",
-                d,
-                "--duration",
-                "100ms",
-                "--size",
-                "4M",
-                "-q",
-                "--db",
-                db,
-            ])
-            .assert()
-            .success()
-    };
-    seek_into(o).stderr(predicate::str::contains("--db"));
-    tbh()
-        .args(["history", "--db", o])
-        .assert()
-        .success()
-        .stdout(predicate::str::contains("1 result(s)").and(predicate::str::contains("seek")));
-    // Stores that cannot be used: the run still succeeds and says why nothing was kept.
-    for bad in [d, "postgres://studio/trackbench"] {
-        seek_into(bad).stdout(predicate::str::contains("warning: not stored"));
-    }
-    std::fs::remove_file(&other).unwrap();
-
-    // compare: stored ids and result files side by side, the best at 100%; different block
-    // sizes are refused with the setting named, unless --unfair.
-    let json = home.path().join("seq-256k.json");
-    tbh()
-        .args(["seq", d, "--size", "8M", "--block", "256K", "-q", "--json"])
-        .arg(&json)
-        .assert()
-        .success();
-    let j = json.to_str().unwrap();
-    tbh().args(["compare", "1", j]).assert().failure().stderr(
-        predicate::str::contains("seq: block_bytes is 1048576 in #1, 262144 in seq-256k.json")
-            .and(predicate::str::contains("--unfair")),
-    );
-    let out = tbh()
-        .args(["compare", "1", j, "--unfair"])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{text}");
-    assert!(
-        text.contains("read · MB/s") && text.contains("(100%)"),
-        "{text}"
-    );
-    assert!(
-        text.contains("warning: compared although seq: block_bytes"),
-        "{text}"
-    );
-    tbh()
-        .args(["seq", d, "--size", "8M", "-q"])
-        .assert()
-        .success();
-    let out = tbh().args(["compare", "1", "4"]).output().unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{text}");
-    assert!(
-        text.contains("#1") && text.contains("#4") && !text.contains("warning"),
-        "{text}"
-    );
-    tbh()
-        .args(["compare", "1", "no-such-result"])
-        .assert()
-        .failure()
-        .stderr(predicate::str::contains("no-such-result is neither"));
-    assert_clean(t.path());
 }

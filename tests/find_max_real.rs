@@ -50,7 +50,7 @@ fn find_max(dir: &Path, args: &[&str], max: u32) -> Value {
 /// Checks every search of the document: confirmed, within the limit, each probe long enough to
 /// tell (none "too short"), the limit named when it was reached.
 fn check_searches(v: &Value, max: u32, what: &str) -> usize {
-    let searches = v["sections"][0]["extra"]["searches"]
+    let searches = v["sections"][0]["detail"]["searches"]
         .as_array()
         .unwrap_or_else(|| panic!("{what}: no searches in {v}"));
     for s in searches {
@@ -190,7 +190,7 @@ fn a_single_run_too_short_to_tell_says_so_and_never_passes() {
         "{stdout}"
     );
     let v: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
-    let o = &v["sections"][0]["extra"];
+    let o = &v["sections"][0]["detail"];
     assert_eq!(o["verdict"], "too_short", "{o}");
     assert_eq!(o["shortcoming"]["kind"], "too_short");
     assert!(o["min_run_s"].as_f64().unwrap() > 7.0);

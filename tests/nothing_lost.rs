@@ -36,13 +36,16 @@ fn snapshot(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
 }
 
 /// The names trackbench lays out, as a careless user's takes.
-const OUR_NAMES: [&str; 6] = [
+const OUR_NAMES: [&str; 9] = [
     "seq.wav",
     "play-0000.wav",
     "rec-0000.wav",
     "span-0000.wav",
     "sweep-0000.wav",
     "play-0001.wav",
+    "sample-0000.wav",
+    "render-0000.wav",
+    "bounce-0000.wav",
 ];
 
 /// The commands that write, each short.
@@ -63,6 +66,18 @@ fn writing_commands(p: &str) -> Vec<Vec<String>> {
         ]),
         s(&["play", p, "--tracks", "2", "--duration", "1s"]),
         s(&["record", p, "--tracks", "2", "--duration", "1s"]),
+        s(&[
+            "sampler",
+            p,
+            "--files",
+            "2",
+            "--voices",
+            "2",
+            "--duration",
+            "1s",
+        ]),
+        s(&["load", p, "--files", "2"]),
+        s(&["bounce", p, "--tracks", "1", "--duration", "1s"]),
     ]
 }
 
@@ -284,7 +299,7 @@ fn edge_values_of_every_numeric_flag_never_panic_the_binary() {
     let t = tempfile::tempdir().unwrap();
     let missing = t.path().join("missing");
     let p = missing.to_str().unwrap();
-    let numeric: [(&str, &[&str]); 7] = [
+    let numeric: [(&str, &[&str]); 10] = [
         (
             "seq",
             &["--block", "--size", "--qd", "--runs", "--max-memory"],
@@ -306,6 +321,22 @@ fn edge_values_of_every_numeric_flag_never_panic_the_binary() {
             ],
         ),
         ("hdr", &["--play", "--record", "--chunk", "--period"]),
+        (
+            "sampler",
+            &[
+                "--voices",
+                "--notes-per-s",
+                "--files",
+                "--preload",
+                "--period",
+                "--duration",
+                "--margin",
+                "--max-voices",
+                "--seed",
+            ],
+        ),
+        ("load", &["--files", "--preload", "--threads", "--seed"]),
+        ("bounce", &["--tracks", "--duration"]),
     ];
     for (cmd, flags) in numeric {
         for flag in flags {

@@ -59,6 +59,12 @@ pub enum Command {
     Record(RecordArgs),
     /// Play N tracks while recording M (hdrbench); --find-max gives the most N for M = 0, N/4, N/2, N.
     Hdr(HdrArgs),
+    /// Sample-library voices with preload deadlines (Kontakt, LinuxSampler, sfizz …); --find-max for the most.
+    Sampler(SamplerArgs),
+    /// Template load: open every sample of a library and read its header and preload, cold and warm, 1 and Q threads.
+    Load(LoadArgs),
+    /// Offline export: render T tracks as 32-bit float, then read each back, normalise and write 24-bit.
+    Bounce(BounceArgs),
     /// Remove trackbench's own data (PATH/trackbench-data) left by --keep or a killed run.
     Clean(CleanArgs),
     /// Stored results, newest first, with the figure each is known by.
@@ -67,6 +73,8 @@ pub enum Command {
     Show(ShowArgs),
     /// Results side by side (store ids or JSON files), each figure as a percentage of the best.
     Compare(CompareArgs),
+    /// A result as one self-contained HTML file with charts (or Markdown for a forum post).
+    Report(ReportArgs),
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -79,9 +87,9 @@ pub enum BackendArg {
 
 #[derive(Args, Debug, Clone)]
 pub struct Common {
-    /// Audio format for test media and track counts: rate/depth/channels, e.g. 48k/24/mono, 44.1k/16/stereo, 96k/32f/8
-    #[arg(long, default_value = "48k/24/mono", value_name = "FORMAT")]
-    pub format: String,
+    /// Audio format for test media and track counts: rate/depth/channels, e.g. 48k/24/mono, 44.1k/16/stereo, 96k/32f/8 [default: 48k/24/mono; sampler, load: 48k/24/stereo]
+    #[arg(long, value_name = "FORMAT")]
+    pub format: Option<String>,
     /// Repeat each measurement N times and report median, min, max and spread
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub runs: u32,
@@ -102,13 +110,20 @@ pub struct Common {
     /// Do not keep the result in the store
     #[arg(long)]
     pub no_store: bool,
+    /// Write the HTML report (charts, findings, every setting) to FILE [run: a file in the current directory]
+    #[arg(long, value_name = "FILE", conflicts_with = "no_report")]
+    pub report: Option<PathBuf>,
+    /// Write no HTML report (run writes one by default)
+    #[arg(long)]
+    pub no_report: bool,
 }
 
 /// Which result store to use.
 #[derive(Args, Debug, Clone, Default)]
 pub struct StoreArgs {
-    /// Result store: an SQLite database file [default: $XDG_DATA_HOME/trackbench/results.sqlite]
-    #[arg(long, value_name = "PATH")]
+    /// Result store: an SQLite database file, or postgres://user:password@host/database for a
+    /// server shared by a studio's machines [default: $XDG_DATA_HOME/trackbench/results.sqlite]
+    #[arg(long, value_name = "PATH|URL")]
     pub db: Option<String>,
 }
 
@@ -124,6 +139,9 @@ pub struct IoArgs {
     /// Measure through the page cache on purpose (default: O_DIRECT)
     #[arg(long)]
     pub cached: bool,
+    /// Also write the same measurements as a fio job file, to cross-check with fio
+    #[arg(long, value_name = "FILE")]
+    pub fio_job: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]
@@ -504,6 +522,256 @@ fn parse_pct(what: &'static str, s: &str) -> Result<f64> {
 }
 
 #[derive(Args, Debug)]
+pub struct SamplerArgs {
+    /// Directory to measure (not needed with --device-model)
+    #[arg(default_value = ".")]
+    pub path: PathBuf,
+    /// Voices sounding at once (a single run; --find-max searches them)
+    #[arg(long, default_value_t = 64)]
+    pub voices: u32,
+    /// Note-ons per second on top of the notes that end, each stealing the oldest voice
+    #[arg(long, default_value_t = 100.0, value_name = "RATE")]
+    pub notes_per_s: f64,
+    /// Sample files in the library
+    #[arg(long, default_value_t = 2000, value_name = "F")]
+    pub files: u32,
+    /// Sample lengths, drawn between these (log-uniformly)
+    #[arg(long, default_value = "1s..10s", value_name = "MIN..MAX")]
+    pub lengths: String,
+    /// How a real sampler streams: trackbench (default engine), kontakt, linuxsampler, sfizz,
+    /// spectrasonics (sources in the result document)
+    #[arg(long, default_value = "trackbench")]
+    pub profile: String,
+    /// Bytes of each sample held in RAM [default: the profile's]
+    #[arg(long, value_name = "SIZE")]
+    pub preload: Option<String>,
+    /// serial (one read at a time) or parallel:QD [default: the profile's]
+    #[arg(long)]
+    pub butler: Option<String>,
+    /// Frames per audio period (the tick)
+    #[arg(long, default_value_t = 256, value_name = "FRAMES")]
+    pub period: u32,
+    /// Length of each run [default: 15 s, or as long as the rings need; with --find-max, one ring and 5 s of steady running (simulated: a minute)]
+    #[arg(long)]
+    pub duration: Option<String>,
+    /// A first read landing with less than this share of its preload left, or a ring below it, makes the run marginal
+    #[arg(long, default_value = "20%")]
+    pub margin: String,
+    /// Run in virtual time against a device model (see play --help)
+    #[arg(long, value_name = "MODEL")]
+    pub device_model: Option<String>,
+    /// Search the most voices with no dropout at the note rate
+    #[arg(long)]
+    pub find_max: bool,
+    /// With --find-max, try at most N voices
+    #[arg(long, value_name = "N")]
+    pub max_voices: Option<u32>,
+    /// Seed of the library's lengths, the notes and their samples
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    #[command(flatten)]
+    pub common: Common,
+}
+
+impl SamplerArgs {
+    pub fn workload(&self) -> Result<trackbench::workloads::sampler::Sampler> {
+        use trackbench::stream::profile::SamplerPolicy;
+        let format = self.common.settings_for(None, "48k/24/stereo")?.format;
+        let mut profile = SamplerPolicy::named(&self.profile, &format)?;
+        if let Some(p) = &self.preload {
+            let bytes = parse_size("preload", p)?;
+            if !(4096..=64 << 20).contains(&bytes) {
+                bail!("invalid preload {p:?}: from 4K to 64M");
+            }
+            profile.preload_bytes = bytes.div_ceil(4096) * 4096;
+            profile.preload_stated = p.clone();
+        }
+        let butler = match &self.butler {
+            Some(b) => ButlerMode::parse(b)?,
+            None => profile.butler,
+        };
+        if !(1..=20_000).contains(&self.voices) {
+            bail!("invalid voices {}: 1 to 20000", self.voices);
+        }
+        files(self.files)?;
+        if !(self.notes_per_s.is_finite() && (0.0..=100_000.0).contains(&self.notes_per_s)) {
+            bail!(
+                "invalid notes-per-s {}: 0 to 100000 note-ons a second",
+                self.notes_per_s
+            );
+        }
+        let (min_s, max_s) = lengths(&self.lengths)?;
+        if let Some(m) = self.max_voices {
+            if !(1..=20_000).contains(&m) {
+                bail!("invalid max-voices {m}: 1 to 20000");
+            }
+            if !self.find_max {
+                bail!("--max-voices limits a --find-max search: add --find-max");
+            }
+        }
+        let device = self
+            .device_model
+            .as_deref()
+            .map(DeviceModel::parse)
+            .transpose()?;
+        let w = trackbench::workloads::sampler::Sampler {
+            format,
+            library: trackbench::workloads::sampler::LibrarySpec {
+                files: self.files,
+                min_s,
+                max_s,
+                seed: self.seed,
+            },
+            voices: self.voices,
+            notes_per_s: self.notes_per_s,
+            profile,
+            butler,
+            period_frames: self.period,
+            duration: self
+                .duration
+                .as_deref()
+                .map(|d| duration("duration", d))
+                .transpose()?,
+            margin: parse_pct("margin", &self.margin)?,
+            device,
+            find_max: self.find_max,
+            max_voices: self.max_voices,
+            limited_by: None,
+        };
+        let spec = w.spec(w.voices, 1_000_000_000, 4096);
+        spec.validate()?;
+        if let Some(d) = w.duration
+            && d.as_secs_f64() < trackbench::stream::sampler::min_run_s(&spec)
+            && w.find_max
+        {
+            bail!(
+                "invalid duration {:?} for --find-max: each probe needs at least {:.1} s (one ring and 5 s of steady running) before it can pass; leave --duration out to let the search plan it",
+                self.duration.as_deref().unwrap_or_default(),
+                trackbench::stream::sampler::min_run_s(&spec)
+            );
+        }
+        Ok(w)
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct LoadArgs {
+    /// Directory to measure (the library is laid out there)
+    #[arg(default_value = ".")]
+    pub path: PathBuf,
+    /// Sample files in the library
+    #[arg(long, default_value_t = 2000, value_name = "F")]
+    pub files: u32,
+    /// Sample lengths, drawn between these (log-uniformly)
+    #[arg(long, default_value = "1s..10s", value_name = "MIN..MAX")]
+    pub lengths: String,
+    /// Bytes of each sample read after its header
+    #[arg(long, default_value = "60K", value_name = "SIZE")]
+    pub preload: String,
+    /// Loader threads of the parallel passes
+    #[arg(long, default_value_t = 8, value_name = "Q")]
+    pub threads: u32,
+    /// Before each cold pass, drop the whole page, dentry and inode cache (root only; affects the whole machine)
+    #[arg(long)]
+    pub drop_caches: bool,
+    /// Seed of the library's lengths (the sampler's, so the two share files)
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    #[command(flatten)]
+    pub common: Common,
+}
+
+/// `--lengths MIN..MAX` as seconds.
+fn lengths(s: &str) -> Result<(f64, f64)> {
+    let (min_s, max_s) = match s.split_once("..") {
+        Some((a, b)) => (
+            duration("lengths", a)?.as_secs_f64(),
+            duration("lengths", b)?.as_secs_f64(),
+        ),
+        None => bail!("invalid lengths {s:?}: MIN..MAX, e.g. 1s..10s"),
+    };
+    if min_s > max_s || max_s > 600.0 {
+        bail!("invalid lengths {s:?}: MIN..MAX with MIN at most MAX and MAX at most 10m");
+    }
+    Ok((min_s, max_s))
+}
+
+fn files(n: u32) -> Result<u32> {
+    if !(1..=100_000).contains(&n) {
+        bail!("invalid files {n}: 1 to 100000");
+    }
+    Ok(n)
+}
+
+impl LoadArgs {
+    pub fn workload(&self) -> Result<trackbench::workloads::load::Load> {
+        let format = self.common.settings_for(None, "48k/24/stereo")?.format;
+        let (min_s, max_s) = lengths(&self.lengths)?;
+        let preload = parse_size("preload", &self.preload)?;
+        if !(4096..=64 << 20).contains(&preload) {
+            bail!("invalid preload {:?}: from 4K to 64M", self.preload);
+        }
+        if !(1..=1024).contains(&self.threads) {
+            bail!("invalid threads {}: 1 to 1024", self.threads);
+        }
+        // SAFETY: geteuid has no preconditions.
+        if self.drop_caches && unsafe { libc::geteuid() } != 0 {
+            bail!(
+                "--drop-caches needs root (it writes /proc/sys/vm/drop_caches); leave it out to drop each file's pages only"
+            );
+        }
+        Ok(trackbench::workloads::load::Load {
+            format,
+            library: trackbench::workloads::sampler::LibrarySpec {
+                files: files(self.files)?,
+                min_s,
+                max_s,
+                seed: self.seed,
+            },
+            preload_bytes: preload.div_ceil(4096) * 4096,
+            threads: self.threads,
+            drop_caches: self.drop_caches,
+        })
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct BounceArgs {
+    /// Directory to measure (the export is written there)
+    #[arg(default_value = ".")]
+    pub path: PathBuf,
+    /// Tracks exported
+    #[arg(long, default_value_t = 500)]
+    pub tracks: u32,
+    /// Length of each track
+    #[arg(long, default_value = "30s")]
+    pub duration: String,
+    /// Also write stage one's write pattern as a fio job file, to cross-check with fio
+    #[arg(long, value_name = "FILE")]
+    pub fio_job: Option<PathBuf>,
+    #[command(flatten)]
+    pub common: Common,
+}
+
+impl BounceArgs {
+    pub fn workload(&self) -> Result<trackbench::workloads::bounce::Bounce> {
+        let format = self.common.settings(None)?.format;
+        if !(1..=100_000).contains(&self.tracks) {
+            bail!("invalid tracks {}: 1 to 100000", self.tracks);
+        }
+        let d = duration("duration", &self.duration)?;
+        if d.as_secs_f64() * f64::from(format.rate_hz) < 1.0 {
+            bail!("invalid duration {:?}: at least one frame", self.duration);
+        }
+        Ok(trackbench::workloads::bounce::Bounce {
+            format,
+            tracks: self.tracks,
+            duration: d,
+        })
+    }
+}
+
+#[derive(Args, Debug)]
 pub struct CleanArgs {
     pub path: PathBuf,
     /// Internal: the lock descriptor an interrupted run hands over with its files
@@ -553,6 +821,28 @@ pub struct CompareArgs {
     /// Compare even where the settings differ (format, ring, chunk or block size, profile, period)
     #[arg(long)]
     pub unfair: bool,
+    /// Also write the comparison as an HTML page with charts
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// The result: an id from trackbench history, or a result document (--json file)
+    #[arg(value_name = "RESULT")]
+    pub result: String,
+    /// Where to write it ("-" for standard output) [default: trackbench-report-RESULT.html in
+    /// the current directory for HTML; standard output for the other formats]
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// The format: html, markdown (text for a forum post), terminal or json
+    #[arg(long, value_name = "FORMAT", default_value = "html")]
+    pub to: String,
+    /// Markdown instead of HTML (--to markdown)
+    #[arg(long, conflicts_with = "to")]
+    pub markdown: bool,
+    #[command(flatten)]
+    pub store: StoreArgs,
 }
 
 /// Validated settings shared by all measuring commands.
@@ -567,7 +857,12 @@ impl Common {
     /// The settings of a measuring command; `io` for the classic ones (the streaming commands
     /// choose their I/O through the butler and the profile).
     pub fn settings(&self, io: Option<&IoArgs>) -> Result<Settings> {
-        let format = Format::parse(&self.format)?;
+        self.settings_for(io, "48k/24/mono")
+    }
+
+    /// `settings` for a command whose streams are `default_format` unless `--format` says.
+    pub fn settings_for(&self, io: Option<&IoArgs>, default_format: &str) -> Result<Settings> {
+        let format = Format::parse(self.format.as_deref().unwrap_or(default_format))?;
         let io = match io {
             None => IoSettings::default(),
             Some(a) => {
@@ -789,7 +1084,20 @@ mod tests {
                 a.record,
                 a.rec,
             )?,
-            Command::Clean(_) | Command::History(_) | Command::Show(_) | Command::Compare(_) => {}
+            Command::Sampler(a) => {
+                a.workload()?;
+            }
+            Command::Load(a) => {
+                a.workload()?;
+            }
+            Command::Bounce(a) => {
+                a.workload()?;
+            }
+            Command::Clean(_)
+            | Command::History(_)
+            | Command::Show(_)
+            | Command::Compare(_)
+            | Command::Report(_) => {}
         }
         Ok(())
     }
@@ -839,6 +1147,23 @@ mod tests {
                 "--max-memory",
                 "--format",
             ],
+            "sampler" => &[
+                "--voices",
+                "--notes-per-s",
+                "--files",
+                "--lengths",
+                "--preload",
+                "--butler",
+                "--period",
+                "--duration",
+                "--margin",
+                "--device-model",
+                "--max-voices",
+                "--profile",
+                "--format",
+            ],
+            "load" => &["--files", "--lengths", "--preload", "--threads", "--format"],
+            "bounce" => &["--tracks", "--duration", "--format"],
             "hdr" => &[
                 "--play",
                 "--record",
@@ -923,6 +1248,7 @@ mod tests {
         fn no_flag_value_panics(
             cmd in prop::sample::select(vec![
                 "run", "seq", "seek", "access", "mix", "zones", "sweep", "play", "record", "hdr",
+                "sampler", "load", "bounce",
             ]),
             picks in prop::collection::vec((0usize..16, value()), 1..5),
             find_max in any::<bool>(),
@@ -933,7 +1259,7 @@ mod tests {
                 args.push(fl[i % fl.len()].to_string());
                 args.push(v);
             }
-            if find_max && matches!(cmd, "play" | "record" | "hdr") {
+            if find_max && matches!(cmd, "play" | "record" | "hdr" | "sampler") {
                 args.push("--find-max".into());
             }
             if let Err(e) = build(&args) {

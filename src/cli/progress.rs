@@ -35,6 +35,7 @@ impl Progress for Bars {
         let tpl = match unit {
             ProgressUnit::Bytes => "{msg:32} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec}",
             ProgressUnit::Millis => "{msg:32} [{bar:30}] {elapsed}",
+            ProgressUnit::Count => "{msg:32} [{bar:30}] {pos}/{len} {per_sec}",
         };
         if let Ok(style) = ProgressStyle::with_template(tpl) {
             bar.set_style(style.progress_chars("=> "));

@@ -248,6 +248,7 @@ pub fn drive(
             ctl.progress.set(match unit {
                 ProgressUnit::Bytes => read.bytes + write.bytes,
                 ProgressUnit::Millis => (now - start).as_millis() as u64,
+                ProgressUnit::Count => read.ops + write.ops,
             });
         }
     }

@@ -4,6 +4,7 @@
 
 pub mod aligned;
 pub mod driver;
+pub mod sim;
 pub mod sync;
 pub mod uring;
 
@@ -56,6 +57,12 @@ pub trait IoBackend {
     /// Sends queued requests to the kernel and waits until at least `min` have finished (fewer if
     /// fewer are outstanding), appending them to `out`.
     fn complete(&mut self, min: usize, out: &mut Vec<Completion>) -> Result<()>;
+    /// Waits for at least one completion, but not past `deadline_ns` on the waiter's clock: a
+    /// waiter that must act then (run the audio tick in virtual time) names it. Real backends
+    /// wait for a completion whatever the deadline; their tick runs on a thread of its own.
+    fn complete_by(&mut self, _deadline_ns: Option<u64>, out: &mut Vec<Completion>) -> Result<()> {
+        self.complete(1, out)
+    }
 }
 
 /// Which backend to build.

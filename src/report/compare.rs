@@ -3,9 +3,8 @@
 //! higher percentage is still better). Results whose settings would make the comparison unfair are
 //! refused, with the differing settings named.
 
-use crate::metrics::{self, Better, Show};
+use crate::metrics::{self, Better};
 use crate::result::ResultDoc;
-use crate::units::{fmt_figure, fmt_size};
 use comfy_table::{CellAlignment, ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
 use serde_json::Value;
 
@@ -126,22 +125,26 @@ fn percents(values: &[f64], better: Better) -> Vec<Option<f64>> {
     }
 }
 
-/// The shared workloads as tables: a row per (row label, figure) every result has, a column per
-/// result with its value and its percentage of the best.
-pub fn terminal(docs: &[(String, ResultDoc)]) -> String {
-    let mut out = String::new();
+/// One compared figure: a row of a shared workload, every result's median and its percentage
+/// of the best.
+pub struct Compared {
+    pub row: String,
+    pub def: &'static metrics::Def,
+    pub values: Vec<f64>,
+    pub percents: Vec<Option<f64>>,
+}
+
+/// The shared workloads (name, title and compared figures), each figure scored across the
+/// results: every (row label, figure) that every result has, figures that describe rather than
+/// score left out.
+pub fn comparison(docs: &[(String, ResultDoc)]) -> Vec<(String, String, Vec<Compared>)> {
+    let mut out = Vec::new();
     for w in shared_workloads(docs) {
         let sections: Vec<_> = docs
             .iter()
             .filter_map(|(_, d)| d.sections.iter().find(|s| s.workload == w))
             .collect();
-        let mut t = Table::new();
-        t.load_style(UTF8_FULL_CONDENSED)
-            .set_content_arrangement(ContentArrangement::Dynamic);
-        let mut header = vec![String::new()];
-        header.extend(docs.iter().map(|(name, _)| name.clone()));
-        t.set_header(header);
-        let mut rows = 0;
+        let mut figures = Vec::new();
         for row in &sections[0].rows {
             for fig in &row.figures {
                 let Some(def) = metrics::lookup(&fig.name) else {
@@ -155,30 +158,49 @@ pub fn terminal(docs: &[(String, ResultDoc)]) -> String {
                     .map(|s| s.row(&row.label)?.get(def).map(|f| f.spread.median))
                     .collect();
                 let Some(values) = values else { continue };
-                let mut cells = vec![format!("{} · {}", row.label, def.header)];
-                for (v, p) in values.iter().zip(percents(&values, def.better)) {
-                    let shown = match def.show {
-                        Show::Num(k) => fmt_figure(v * k),
-                        Show::Size => fmt_size(*v as u64),
-                    };
-                    cells.push(match p {
-                        Some(p) => format!("{shown} ({p:.0}%)"),
-                        None => shown,
-                    });
-                }
-                t.add_row(cells);
-                rows += 1;
+                figures.push(Compared {
+                    row: row.label.clone(),
+                    def,
+                    percents: percents(&values, def.better),
+                    values,
+                });
             }
         }
-        if rows == 0 {
-            continue;
+        if !figures.is_empty() {
+            out.push((w, sections[0].title.clone(), figures));
+        }
+    }
+    out
+}
+
+/// The shared workloads as tables: a row per (row label, figure) every result has, a column per
+/// result with its value and its percentage of the best.
+pub fn terminal(docs: &[(String, ResultDoc)]) -> String {
+    let mut out = String::new();
+    for (_, title, figures) in comparison(docs) {
+        let mut t = Table::new();
+        t.load_style(UTF8_FULL_CONDENSED)
+            .set_content_arrangement(ContentArrangement::Dynamic);
+        let mut header = vec![String::new()];
+        header.extend(docs.iter().map(|(name, _)| name.clone()));
+        t.set_header(header);
+        for c in &figures {
+            let mut cells = vec![format!("{} · {}", c.row, c.def.header)];
+            for (v, p) in c.values.iter().zip(&c.percents) {
+                let shown = super::shown(c.def, *v);
+                cells.push(match p {
+                    Some(p) => format!("{shown} ({p:.0}%)"),
+                    None => shown,
+                });
+            }
+            t.add_row(cells);
         }
         for i in 1..=docs.len() {
             if let Some(c) = t.column_mut(i) {
                 c.set_cell_alignment(CellAlignment::Right);
             }
         }
-        out.push_str(&format!("{}\n{t}\n\n", sections[0].title));
+        out.push_str(&format!("{title}\n{t}\n\n"));
     }
     if out.is_empty() {
         out.push_str("these results share no workload with figures to compare\n");
@@ -186,6 +208,117 @@ pub fn terminal(docs: &[(String, ResultDoc)]) -> String {
         out.push_str("(each figure as a percentage of the best result: 100% is best, higher is better, latencies and times inverted)\n");
     }
     out
+}
+
+/// The figures a comparison draws as charts (every scored figure is in its tables): the ones a
+/// reader compares disks by.
+const CHARTED: [&metrics::Def; 6] = [
+    &metrics::TRACKS,
+    &metrics::PLAY_TRACKS,
+    &metrics::RATE_MB_PER_S,
+    &metrics::IOPS,
+    &metrics::ACCESS_MS_MEAN,
+    &metrics::LATENCY_US_P99,
+];
+
+/// The comparison as an HTML page: for each shared workload a table of every scored figure
+/// (value and percentage of the best) and, for the main figures, bars of each result's
+/// percentage per row; the settings that differ when compared anyway.
+pub fn html(docs: &[(String, ResultDoc)], unfair: &[String]) -> crate::error::Result<String> {
+    use super::html::esc;
+    use std::fmt::Write;
+    let names: Vec<&str> = docs.iter().map(|(n, _)| n.as_str()).collect();
+    let mut o = super::html::head(&format!("trackbench: {}", names.join(" vs ")));
+    let _ = writeln!(
+        o,
+        "<header><h1>trackbench comparison</h1><p class=\"sub\">{}</p></header>",
+        esc(&names.join(" · "))
+    );
+    o.push_str("<table><thead><tr><th>result</th><th>target</th><th>device</th><th>started</th><th>headline</th></tr></thead><tbody>");
+    for (n, d) in docs {
+        let dev = d
+            .target
+            .device
+            .as_ref()
+            .map(|x| x.model.clone().unwrap_or_else(|| x.name.clone()))
+            .unwrap_or_default();
+        let _ = write!(
+            o,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            esc(n),
+            esc(&d.target.path.display().to_string()),
+            esc(&dev),
+            esc(&d.started_at),
+            esc(&super::summary::headline(d))
+        );
+    }
+    o.push_str("</tbody></table>\n<p class=\"sub\">Each figure as a percentage of the best result: 100% is best, higher is better; for latencies and times the ratio is inverted.</p>\n");
+    if !unfair.is_empty() {
+        o.push_str(
+            "<div class=\"warn\"><strong>Compared although the settings differ</strong><ul>",
+        );
+        for u in unfair {
+            let _ = write!(o, "<li>{}</li>", esc(u));
+        }
+        o.push_str("</ul></div>\n");
+    }
+    let mut chart_no = 0;
+    for (workload, title, figures) in comparison(docs) {
+        let _ = write!(
+            o,
+            "<section><h2>{}</h2>\n<table><thead><tr><th></th>",
+            esc(&title)
+        );
+        for n in &names {
+            let _ = write!(o, "<th>{}</th>", esc(n));
+        }
+        o.push_str("</tr></thead><tbody>");
+        for c in &figures {
+            let _ = write!(o, "<tr><td>{} · {}</td>", esc(&c.row), esc(c.def.header));
+            for (v, p) in c.values.iter().zip(&c.percents) {
+                let shown = super::shown(c.def, *v);
+                let _ = match p {
+                    Some(p) => write!(o, "<td>{} ({p:.0}%)</td>", esc(&shown)),
+                    None => write!(o, "<td>{}</td>", esc(&shown)),
+                };
+            }
+            o.push_str("</tr>");
+        }
+        o.push_str("</tbody></table>\n");
+        for def in CHARTED {
+            let bars: Vec<(String, f64, String)> = figures
+                .iter()
+                .filter(|c| c.def.name == def.name)
+                .flat_map(|c| {
+                    names
+                        .iter()
+                        .zip(&c.values)
+                        .zip(&c.percents)
+                        .filter_map(|((n, v), p)| {
+                            Some((format!("{} · {n}", c.row), (*p)?, super::shown(c.def, *v)))
+                        })
+                })
+                .collect();
+            if bars.is_empty() {
+                continue;
+            }
+            chart_no += 1;
+            let svg = super::charts::percent_bars(&format!("{workload}: {}", def.header), &bars)?;
+            let _ = writeln!(
+                o,
+                "<figure class=\"chart\" id=\"chart-{chart_no}\" data-chart=\"compare\">{svg}<figcaption>{}: {} as a percentage of the best, per row; the best is green.</figcaption></figure>",
+                esc(&title),
+                esc(def.header)
+            );
+        }
+        o.push_str("</section>\n");
+    }
+    let _ = writeln!(
+        o,
+        "<footer>trackbench {}</footer>\n</body>\n</html>",
+        env!("CARGO_PKG_VERSION")
+    );
+    Ok(o)
 }
 
 #[cfg(test)]
@@ -226,8 +359,8 @@ mod tests {
                     fig("span_bytes", "bytes", 5.0),
                 ],
             }],
-            notes: vec![],
-            extra: None,
+            findings: vec![],
+            detail: None,
         });
         d
     }

@@ -2,23 +2,44 @@
 //! One presenter per format behind [`Presenter`]; a new format is one new file and one line in
 //! [`PRESENTERS`].
 
+pub mod charts;
 pub mod compare;
+pub mod html;
 pub mod json;
+pub mod markdown;
+pub mod output;
+pub mod summary;
 pub mod terminal;
+pub mod words;
 
 use crate::error::Result;
 use crate::result::ResultDoc;
 
+/// A figure's value as every presenter shows it: scaled to its display unit, or a size in K/M/G.
+pub fn shown(def: &crate::metrics::Def, v: f64) -> String {
+    match def.show {
+        crate::metrics::Show::Num(k) => crate::units::fmt_figure(v * k),
+        crate::metrics::Show::Size => crate::units::fmt_size(v.max(0.0) as u64),
+    }
+}
+
 /// One way of showing a finished result document.
 pub trait Presenter: Sync {
-    /// The format's name, as commands name it.
+    /// The format's name, as commands name it (`report --to NAME`).
     fn name(&self) -> &'static str;
+    /// The extension of a file in this format.
+    fn extension(&self) -> &'static str;
     /// The whole document in this format.
     fn render(&self, doc: &ResultDoc) -> Result<String>;
 }
 
 /// Every format a result renders to.
-pub const PRESENTERS: &[&dyn Presenter] = &[&terminal::Terminal, &json::Json];
+pub const PRESENTERS: &[&dyn Presenter] = &[
+    &terminal::Terminal,
+    &json::Json,
+    &html::Html,
+    &markdown::Markdown,
+];
 
 /// The presenter called `name`.
 pub fn presenter(name: &str) -> Option<&'static dyn Presenter> {
@@ -36,5 +57,7 @@ mod tests {
         }
         assert!(presenter("terminal").is_some() && presenter("json").is_some());
         assert!(presenter("pdf").is_none());
+        let names: Vec<_> = PRESENTERS.iter().map(|p| p.name()).collect();
+        assert_eq!(names, ["terminal", "json", "html", "markdown"]);
     }
 }

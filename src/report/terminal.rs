@@ -3,11 +3,11 @@
 
 use crate::metrics::{self as m, Def, Show};
 use crate::result::{ResultDoc, Section};
-use crate::units::{fmt_figure, fmt_size};
+use crate::units::fmt_size;
 use comfy_table::{CellAlignment, ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
 
 /// The figures each workload's table shows, in order.
-fn columns(workload: &str) -> &'static [&'static Def] {
+pub(crate) fn columns(workload: &str) -> &'static [&'static Def] {
     match workload {
         "seq" => &[
             &m::RATE_MB_PER_S,
@@ -70,12 +70,39 @@ fn columns(workload: &str) -> &'static [&'static Def] {
             &m::TICK_CPU_PCT,
             &m::BUTLER_CPU_PCT,
         ],
+        "sampler" => &[
+            &m::VOICES,
+            &m::NAIVE_VOICES,
+            &m::DROPOUTS,
+            &m::FIRST_READ_SLACK_MS_P50,
+            &m::FIRST_READ_SLACK_MS_P1,
+            &m::FIRST_READ_SLACK_MS_MIN,
+            &m::STREAMED_MB_PER_S,
+            &m::WORST_HEADROOM_PCT,
+            &m::READ_LATENCY_US_P99,
+            &m::BUTLER_IDLE_PCT,
+            &m::PRELOAD_RAM_BYTES,
+            &m::RAM_BYTES,
+            &m::PROBES,
+            &m::TICK_LATE_US_MAX,
+            &m::TICK_CPU_PCT,
+            &m::BUTLER_CPU_PCT,
+        ],
+        "bounce" => &[&m::STAGE_S, &m::RATE_MB_PER_S, &m::X_REAL_TIME, &m::CPU_PCT],
+        "load" => &[
+            &m::LOAD_S,
+            &m::FILES_PER_S,
+            &m::RATE_MB_PER_S,
+            &m::OPEN_PCT,
+            &m::OPEN_US_MEAN,
+            &m::READ_US_MEAN,
+        ],
         _ => &[&m::RATE_MB_PER_S, &m::IOPS],
     }
 }
 
 /// A column's header: the figure's own, except where a table names it for what it means there.
-fn column_header(workload: &str, def: &Def) -> &'static str {
+pub(crate) fn column_header(workload: &str, def: &Def) -> &'static str {
     match (workload, def.name) {
         ("seq", "naive_tracks") => "tracks (naive)",
         ("seek", "iops") => "seeks/s",
@@ -106,10 +133,7 @@ pub fn section(s: &Section) -> String {
                 None => "-".to_string(),
                 Some(f) => {
                     let v = f.spread.median;
-                    let mut text = match show {
-                        Show::Num(k) => fmt_figure(v * k),
-                        Show::Size => fmt_size(v as u64),
-                    };
+                    let mut text = super::shown(def, v);
                     if f.spread.runs.len() > 1
                         && f.spread.median != 0.0
                         && !matches!(show, Show::Size)
@@ -145,8 +169,8 @@ pub fn section(s: &Section) -> String {
             s.runs
         ));
     }
-    for n in &s.notes {
-        out.push_str(&format!("  • {n}\n"));
+    for f in &s.findings {
+        out.push_str(&format!("  • {}\n", super::words::words(f)));
     }
     out
 }
@@ -246,17 +270,24 @@ impl super::Presenter for Terminal {
     fn name(&self) -> &'static str {
         "terminal"
     }
+    fn extension(&self) -> &'static str {
+        "txt"
+    }
     fn render(&self, doc: &ResultDoc) -> crate::error::Result<String> {
         Ok(document(doc))
     }
 }
 
-/// The whole document: header, every section, and warnings.
+/// The whole document: header, every section, the suite's summary, and warnings.
 pub fn document(doc: &ResultDoc) -> String {
     let mut out = header(doc);
     for s in &doc.sections {
         out.push('\n');
         out.push_str(&section(s));
+    }
+    if let Some(summary) = super::summary::summary(doc) {
+        out.push('\n');
+        out.push_str(&summary);
     }
     for w in &doc.warnings {
         out.push_str(&format!("warning: {w}\n"));

@@ -1,13 +1,14 @@
 //! Where results are kept so that they can be found and compared again: one trait, one file per
-//! database. Every result document goes in whole (so it renders later exactly as it did), with
-//! the target, the host and every figure in columns a query can use.
+//! database, and a registry ([`KINDS`]) that picks one from what `--db` names. Every result
+//! document goes in whole (so it renders later exactly as it did), with the target, the host and
+//! every figure in columns a query can use; the tables and queries are `sql.rs`'s.
 
+pub mod postgres;
+pub mod sql;
 pub mod sqlite;
 
 use crate::error::{Error, Result};
-use crate::metrics::{self as m, Def};
 use crate::result::ResultDoc;
-use crate::units::fmt_figure;
 use std::path::PathBuf;
 
 /// A result database.
@@ -64,57 +65,45 @@ pub fn default_path() -> Option<PathBuf> {
     Some(base.join("trackbench").join("results.sqlite"))
 }
 
-/// Opens the store `db` names (a file path; `None` for the default one), creating it and its
-/// tables on first use.
+/// One kind of database a store can live in.
+pub struct StoreKind {
+    pub name: &'static str,
+    /// Whether a `--db` value names a database of this kind.
+    pub accepts: fn(&str) -> bool,
+    pub open: fn(&str) -> Result<Box<dyn Store>>,
+}
+
+/// Every kind of store, the first that accepts a `--db` value opens it. A file path is SQLite's.
+pub const KINDS: &[StoreKind] = &[
+    StoreKind {
+        name: "PostgreSQL",
+        accepts: postgres::is_url,
+        open: |url| Ok(Box::new(postgres::open(url)?)),
+    },
+    StoreKind {
+        name: "SQLite",
+        accepts: |_| true,
+        open: |path| Ok(Box::new(sqlite::open(std::path::Path::new(path))?)),
+    },
+];
+
+/// Opens the store `db` names (`None`: the default SQLite file), creating its tables on first
+/// use.
 pub fn open(db: Option<&str>) -> Result<Box<dyn Store>> {
     match db {
-        Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
-            Err(Error::Store {
-                location: url.to_string(),
-                detail: "PostgreSQL stores are not supported by this version; use a file path (an SQLite database)".into(),
-            })
+        Some(db) => {
+            let kind = KINDS
+                .iter()
+                .find(|k| (k.accepts)(db))
+                .expect("SQLite accepts every path");
+            (kind.open)(db)
         }
-        Some(path) => Ok(Box::new(sqlite::Sqlite::open(&PathBuf::from(path))?)),
         None => {
             let path = default_path().ok_or_else(|| Error::Store {
                 location: "(default)".into(),
                 detail: "neither XDG_DATA_HOME nor HOME is set: name one with --db PATH, or use --no-store".into(),
             })?;
-            Ok(Box::new(sqlite::Sqlite::open(&path)?))
+            Ok(Box::new(sqlite::open(&path)?))
         }
-    }
-}
-
-/// The figure a result is known by, in a few words: the real-time answer where there is one,
-/// else the first section's main figure.
-pub fn headline(doc: &ResultDoc) -> String {
-    const MAIN: [&Def; 3] = [&m::TRACKS, &m::RATE_MB_PER_S, &m::IOPS];
-    for s in &doc.sections {
-        for row in &s.rows {
-            if let Some((def, f)) = MAIN.iter().find_map(|d| row.get(d).map(|f| (*d, f))) {
-                let what = if s.workload == "realtime" || row.label.starts_with(&s.workload) {
-                    row.label.clone()
-                } else {
-                    format!("{} {}", s.workload, row.label)
-                };
-                // A streaming row's label already says its count and verdict ("4 tracks: PASS").
-                let line = if def.name == m::TRACKS.name && row.label.contains("tracks") {
-                    what
-                } else {
-                    format!("{what}: {} {}", fmt_figure(f.spread.median), def.unit)
-                };
-                let simulated = s.settings.get("device_model").is_some_and(|d| !d.is_null());
-                return if simulated {
-                    format!("{line} (simulated device)")
-                } else {
-                    line
-                };
-            }
-        }
-    }
-    if doc.sections.is_empty() {
-        "no figures".into()
-    } else {
-        doc.sections[0].title.clone()
     }
 }

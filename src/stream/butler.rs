@@ -11,6 +11,8 @@ use crate::io::OpKind;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Request {
     pub track: u32,
+    /// The file in the backend's table.
+    pub file: u32,
     pub kind: OpKind,
     /// Where in ring memory.
     pub ring_offset: u64,
@@ -76,6 +78,11 @@ impl Planner {
 
     pub fn in_flight(&self) -> usize {
         self.in_flight
+    }
+
+    /// Whether a request of track `i` is in flight.
+    pub fn busy(&self, i: usize) -> bool {
+        self.busy[i]
     }
 
     /// Appends up to (queue depth − in flight) requests to `out`. `play_only` is for the locate
@@ -148,7 +155,11 @@ impl Planner {
                 self.candidates.push((key, i as u32));
             }
         }
-        let take = LIST_MAX.min(self.candidates.len());
+        let most = self
+            .policy
+            .pass_streams
+            .map_or(LIST_MAX, |n| (n as usize).clamp(1, LIST_MAX));
+        let take = most.min(self.candidates.len());
         if take < self.candidates.len() {
             self.candidates.select_nth_unstable(take);
         }
@@ -168,10 +179,10 @@ impl Planner {
         play_only: bool,
         final_flush: bool,
     ) -> Option<Request> {
-        if self.busy[i] {
+        let t = &tracks[i];
+        if self.busy[i] || !t.active() {
             return None;
         }
-        let t = &tracks[i];
         let block = 4096;
         match t.dir {
             Direction::Play => {
@@ -181,10 +192,18 @@ impl Planner {
                 }
                 let (at, contiguous) = t.ring.producer_region(want);
                 let pos = t.ring.produced();
-                let to_file_end = t.data_len - pos % t.data_len;
-                let len = contiguous.min(to_file_end) / block * block;
+                let data_len = t.data_len();
+                // A track's reads wrap at the end of its file; a voice's stop there. Streams are
+                // whole blocks long.
+                let to_end = if t.wraps() {
+                    data_len - pos % data_len.max(1)
+                } else {
+                    data_len.saturating_sub(pos)
+                };
+                let len = contiguous.min(to_end) / block * block;
                 (len > 0).then(|| Request {
                     track: i as u32,
+                    file: t.file(),
                     kind: OpKind::Read,
                     ring_offset: at,
                     len,
@@ -203,9 +222,10 @@ impl Planner {
                 }
                 let (at, contiguous) = t.ring.consumer_region(self.policy.write_bytes.min(fill));
                 let pos = t.ring.consumed();
-                let len = contiguous.min(t.data_len.saturating_sub(pos)) / block * block;
+                let len = contiguous.min(t.data_len().saturating_sub(pos)) / block * block;
                 (len > 0).then(|| Request {
                     track: i as u32,
+                    file: t.file(),
                     kind: OpKind::Write,
                     ring_offset: at,
                     len,
@@ -243,7 +263,7 @@ mod tests {
         let r = Ring::new(cap, chunk, false);
         r.commit_produce(cap);
         r.commit_consume(cap - fill);
-        Track::new(Direction::Play, r, 1, 4096, 1 << 30, 0)
+        Track::new(Direction::Play, r, 0, 1, 4096, 1 << 30)
     }
 
     #[test]
@@ -308,7 +328,7 @@ mod tests {
         let chunk = 64 << 10;
         let r = Ring::new(4 * chunk, chunk, false);
         // A file of 100 KiB of audio: the first read takes 64K, the next only the 36K left.
-        let tracks = vec![Track::new(Direction::Play, r, 1, 4096, 100 << 10, 0)];
+        let tracks = vec![Track::new(Direction::Play, r, 0, 1, 4096, 100 << 10)];
         let p = Policy::named("trackbench", &Format::default())
             .unwrap()
             .with_chunk(chunk);
@@ -327,7 +347,7 @@ mod tests {
 
         let r = Ring::new(4 * chunk, chunk, false);
         r.commit_produce(chunk + 5000);
-        let tracks = vec![Track::new(Direction::Record, r, 2, 4096, 1 << 30, 0)];
+        let tracks = vec![Track::new(Direction::Record, r, 0, 2, 4096, 1 << 30)];
         let mut pl = Planner::new(p, 1, 1);
         let mut out = vec![];
         pl.plan(&tracks, true, false, &mut out);

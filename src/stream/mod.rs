@@ -3,9 +3,12 @@
 //! in virtual time, with the same ring, policy and accounting code.
 
 pub mod butler;
+pub mod engine;
 pub mod profile;
 pub mod real;
+pub mod sampler;
 pub mod sim;
+pub mod spsc;
 
 pub mod ring;
 
@@ -14,10 +17,10 @@ pub mod tick;
 
 use crate::audio::Format;
 use crate::error::{Error, Result};
-use crate::stats::LatencySummary;
+use crate::stats::{Histogram, LatencySummary};
 use ring::Ring;
 use serde::{Deserialize, Serialize};
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 pub use profile::{Order, Policy};
 pub use telemetry::Sustain;
@@ -201,18 +204,28 @@ impl StreamSpec {
     }
 }
 
-/// One track: its ring, where its data lives, and the tick's accounting.
+/// One stream: a track's ring (or a sampler voice's), the file it streams from or to, and the
+/// tick's accounting.
+///
+/// A track is bound to one file for the whole run. A sampler voice is bound again at every note:
+/// the binding is atomic, written by the butler only while nothing of the voice is in flight, and
+/// published to the tick through the scenario's own hand-over.
 pub struct Track {
     pub dir: Direction,
     pub ring: Ring,
-    /// Content id of its file's tags.
-    pub content_id: u32,
-    /// Where the audio data starts in the file.
-    pub data_start: u64,
-    /// Playback: the file's audio length (reads wrap at its end). Record: the most it may hold.
-    pub data_len: u64,
-    /// Where the track sits on a simulated device (bytes), for seek distances.
-    pub device_base: u64,
+    /// The file in the backend's table.
+    file: AtomicU32,
+    /// Content id of the file's tags.
+    content_id: AtomicU32,
+    /// Where the stream's byte 0 lies in the file.
+    data_start: AtomicU64,
+    /// Playback: the stream's length (a track's reads wrap at its end, a voice stops there).
+    /// Record: the most it may hold.
+    data_len: AtomicU64,
+    /// A track loops its file; a voice plays its sample once.
+    wraps: bool,
+    /// The butler may plan requests for it (a voice between notes may not).
+    active: AtomicBool,
     // Written by the tick only.
     pub xruns: AtomicU32,
     pub first_xrun_ns: AtomicU64,
@@ -221,26 +234,74 @@ pub struct Track {
 }
 
 impl Track {
+    /// A track streaming `data_len` bytes of `file` (the backend's file `file`, content id
+    /// `content_id`) from `data_start` on; playback wraps at its end.
     pub fn new(
         dir: Direction,
         ring: Ring,
+        file: u32,
         content_id: u32,
         data_start: u64,
         data_len: u64,
-        device_base: u64,
     ) -> Track {
         let cap = ring.capacity();
         Track {
             dir,
             ring,
-            content_id,
-            data_start,
-            data_len,
-            device_base,
+            file: AtomicU32::new(file),
+            content_id: AtomicU32::new(content_id),
+            data_start: AtomicU64::new(data_start),
+            data_len: AtomicU64::new(data_len),
+            wraps: true,
+            active: AtomicBool::new(true),
             xruns: AtomicU32::new(0),
             first_xrun_ns: AtomicU64::new(u64::MAX),
             min_headroom: AtomicU64::new(cap),
         }
+    }
+
+    /// A sampler voice: a playback stream bound to no file until its first note.
+    pub fn voice(ring: Ring) -> Track {
+        let mut t = Track::new(Direction::Play, ring, 0, 0, 0, 0);
+        t.wraps = false;
+        *t.active.get_mut() = false;
+        t
+    }
+
+    /// Binds the stream to `len` bytes of `file` from `start` on, with an empty ring. The
+    /// butler calls it while nothing of this stream is in flight and the tick leaves its ring
+    /// alone (the scenario's hand-over publishes it).
+    pub fn rebind(&self, file: u32, content_id: u32, start: u64, len: u64) {
+        self.ring.reset();
+        self.file.store(file, Ordering::Relaxed);
+        self.content_id.store(content_id, Ordering::Relaxed);
+        self.data_start.store(start, Ordering::Relaxed);
+        self.data_len.store(len, Ordering::Relaxed);
+        self.active.store(len > 0, Ordering::Release);
+    }
+
+    /// Stops planning requests for the stream (a voice whose note ended or was stolen).
+    pub fn deactivate(&self) {
+        self.active.store(false, Ordering::Release);
+    }
+
+    pub fn active(&self) -> bool {
+        self.active.load(Ordering::Acquire)
+    }
+    pub fn file(&self) -> u32 {
+        self.file.load(Ordering::Relaxed)
+    }
+    pub fn content_id(&self) -> u32 {
+        self.content_id.load(Ordering::Relaxed)
+    }
+    pub fn data_start(&self) -> u64 {
+        self.data_start.load(Ordering::Relaxed)
+    }
+    pub fn data_len(&self) -> u64 {
+        self.data_len.load(Ordering::Relaxed)
+    }
+    pub fn wraps(&self) -> bool {
+        self.wraps
     }
 
     /// Playback: bytes in the ring. Capture: room in the ring.
@@ -251,11 +312,12 @@ impl Track {
         }
     }
 
-    /// The file offset of stream byte `pos` (playback wraps at the end of the audio).
+    /// The file offset of stream byte `pos` (a track's playback wraps at the end of the audio).
     pub fn file_offset(&self, pos: u64) -> u64 {
+        let start = self.data_start();
         match self.dir {
-            Direction::Play => self.data_start + pos % self.data_len,
-            Direction::Record => self.data_start + pos,
+            Direction::Play if self.wraps => start + pos % self.data_len().max(1),
+            _ => start + pos,
         }
     }
 
@@ -312,6 +374,10 @@ pub enum Shortcoming {
     },
     /// The run ended before it could tell (it needs `needed_s`).
     TooShort { ran_s: f64, needed_s: f64 },
+    /// Sampler voices had nothing to play: periods, and the notes they fell in.
+    Dropouts { count: u64, notes: u64 },
+    /// A note's first read landed with less of its preload left than the margin.
+    LateFirstRead { slack_ms: f64, needed_ms: f64 },
 }
 
 /// What one track went through.
@@ -333,8 +399,17 @@ pub struct FillPoint {
     pub mean_pct: f64,
 }
 
+/// The distributions behind a run's latency percentiles, for histograms.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Histograms {
+    pub read: Option<Histogram>,
+    pub write: Option<Histogram>,
+    /// The audio tick's wake-up lateness (real runs).
+    pub tick_lateness: Option<Histogram>,
+}
+
 /// Everything a streaming run measured.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StreamOutcome {
     pub verdict: Verdict,
     pub play_tracks: u32,
@@ -380,6 +455,9 @@ pub struct StreamOutcome {
     pub write_latency: Option<LatencySummary>,
     /// The audio tick's wake-up lateness (real runs).
     pub tick_lateness: Option<LatencySummary>,
+    /// The distributions behind the latencies above (schema 5).
+    #[serde(default)]
+    pub histograms: Histograms,
     /// SCHED_FIFO and mlockall both granted.
     pub realtime: bool,
     pub realtime_note: Option<String>,
@@ -553,6 +631,35 @@ fn sustain_of(spec: &StreamSpec, fill: &[FillPoint]) -> Option<Sustain> {
     )
 }
 
+/// Longest playback file: reads wrap around at its end, as a looping DAW transport would.
+pub const PLAY_FILE_MAX_S: f64 = 8.0;
+
+/// The audio each playback track's file holds, real or simulated: the run and a ring, up to
+/// `PLAY_FILE_MAX_S` (reads wrap there; longer files would only cost space), at least a ring and
+/// a chunk (a read never laps the ring), in whole frames, blocks and chunks. Whole chunks: a
+/// wrap that left a short read would leave the ring out of step with its chunks, and split
+/// every later read in two where the ring's memory ends (an IOPS-bound device carried 111
+/// tracks instead of 113.8).
+pub fn play_file_bytes(spec: &StreamSpec) -> u64 {
+    use crate::audio::lcm;
+    let unit = lcm(
+        lcm(4096, spec.format.bytes_per_frame()),
+        spec.policy.chunk_bytes,
+    );
+    let rate = spec.format.bytes_per_second() as f64;
+    let secs = (spec.duration_ns as f64 / 1e9 + spec.policy.buffer_s).min(PLAY_FILE_MAX_S);
+    let least = (spec.ring_bytes() + spec.policy.chunk_bytes).div_ceil(unit);
+    ((secs * rate) as u64 / unit).max(least) * unit
+}
+
+/// The most each record track's file may hold: every period of the run, a ring and a chunk, in
+/// whole blocks.
+pub fn record_file_bytes(spec: &StreamSpec) -> u64 {
+    (spec.ticks() * spec.period_bytes() + spec.ring_bytes() + spec.policy.chunk_bytes)
+        .div_ceil(4096)
+        * 4096
+}
+
 /// With `--stagger`, spreads the tracks' positions over one chunk: track k starts k/T of a chunk
 /// further on, so their refill thresholds do not all fall on the same tick.
 pub fn stagger(spec: &StreamSpec, tracks: &[Track]) {
@@ -592,7 +699,51 @@ pub(crate) fn cannot_pass(spec: &StreamSpec, tick: &tick::Tick) -> bool {
     tick.underruns + tick.overruns > 0 || tick.worst < spec.margin
 }
 
-/// Gathers the tick's and the tracks' accounting into an outcome; the caller adds I/O figures.
+/// A fixed set of tracks' run, real or simulated, as its outcome.
+pub(crate) fn outcome(
+    spec: &StreamSpec,
+    tracks: &[Track],
+    e: engine::EngineOut<tick::Tick>,
+    simulated: bool,
+) -> StreamOutcome {
+    let ran_s = (e.ran_ns as f64 / 1e9).max(f64::MIN_POSITIVE);
+    let mut out = assemble(
+        spec,
+        tracks,
+        e.side,
+        RunEnd {
+            locate_ns: e.locate_ns,
+            ran_ns: e.ran_ns,
+            interrupted: e.tick.interrupted,
+            stopped_early: e.tick.stopped_early,
+            idle: &e.idle,
+            simulated,
+        },
+    );
+    out.read_bytes = e.read_bytes;
+    out.written_bytes = e.written_bytes;
+    out.played_bytes = e.played_bytes;
+    out.device_read_bytes = e.device_read_bytes;
+    out.read_latency = (e.read_lat.count() > 0).then(|| e.read_lat.summary());
+    out.write_latency = (e.write_lat.count() > 0).then(|| e.write_lat.summary());
+    let lateness = e.tick.lateness.as_ref().filter(|l| l.count() > 0);
+    out.tick_lateness = lateness.map(|l| l.summary());
+    out.histograms = Histograms {
+        read: e.read_lat.histogram(),
+        write: e.write_lat.histogram(),
+        tick_lateness: lateness.and_then(|l| l.histogram()),
+    };
+    out.realtime = e.tick.realtime;
+    out.realtime_note = e.tick.realtime_note;
+    if !simulated {
+        out.tick_cpu_pct = 100.0 * e.tick.cpu_s / ran_s;
+        out.butler_cpu_pct = 100.0 * e.butler_cpu_s / ran_s;
+    }
+    out.realtime_allocations = e.tick.allocations;
+    out
+}
+
+/// Gathers the tick's and the tracks' accounting into an outcome; `outcome` adds I/O figures.
 pub(crate) fn assemble(
     spec: &StreamSpec,
     tracks: &[Track],
@@ -703,6 +854,7 @@ pub(crate) fn assemble(
         read_latency: None,
         write_latency: None,
         tick_lateness: None,
+        histograms: Histograms::default(),
         realtime: false,
         realtime_note: None,
         tick_cpu_pct: 0.0,

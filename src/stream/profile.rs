@@ -39,6 +39,10 @@ pub struct Policy {
     /// A capture ring is flushed in writes of this size, once it holds that much.
     pub write_bytes: u64,
     pub order: Order,
+    /// Neediest first, this many streams per pass at most (LinuxSampler refills the 4
+    /// emptiest, then sorts again); None: as many as the queue takes.
+    #[serde(default)]
+    pub pass_streams: Option<u32>,
     /// O_DIRECT; false reads through the page cache (and the kernel's read-ahead).
     pub direct: bool,
     /// Where the figures come from.
@@ -47,6 +51,182 @@ pub struct Policy {
 
 fn two() -> u64 {
     2
+}
+
+/// A sampler's disk streaming: its voices' rings and reads (`policy`), how it issues them, and
+/// the start of every sample it holds in RAM.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SamplerPolicy {
+    pub policy: Policy,
+    /// Bytes of each sample's start held in RAM (whole 4 KiB blocks): a new voice plays from
+    /// them at once, and its stream's first read must land before they run out.
+    pub preload_bytes: u64,
+    /// The preload as the program states it, before rounding to blocks.
+    pub preload_stated: String,
+    /// One read at a time, or a pool of workers.
+    pub butler: super::ButlerMode,
+    /// A voice's ring holds the rest of the longest sample (the whole file is read into RAM).
+    pub whole_sample: bool,
+}
+
+/// The sampler profiles `sampler --profile` accepts, with a line for `--help`.
+pub const SAMPLER_PROFILES: [(&str, &str); 5] = [
+    (
+        "trackbench",
+        "60 KB preload, rings of four 64 KiB reads, neediest first, O_DIRECT (the default engine)",
+    ),
+    ("kontakt", "Kontakt DFD: 60 KB preload per sample"),
+    (
+        "linuxsampler",
+        "32768-frame preload, 262144-frame rings, refills of at most 65536 frames, the 4 emptiest streams per pass",
+    ),
+    (
+        "sfizz",
+        "8192-frame preload, the rest of the file in 1024-frame blocks by a worker pool",
+    ),
+    (
+        "spectrasonics",
+        "Omnisphere/Trilian/Keyscape: 60,000-sample preload, 240,000-byte reads",
+    ),
+];
+
+fn whole_blocks(bytes: u64) -> u64 {
+    bytes.div_ceil(4096).max(1) * 4096
+}
+
+impl SamplerPolicy {
+    /// The sampler profile `name` for voices of `format` (frames become bytes, rounded up to
+    /// whole 4 KiB blocks where direct I/O needs them).
+    pub fn named(name: &str, format: &Format) -> Result<SamplerPolicy> {
+        let frame = format.bytes_per_frame();
+        let rate = format.bytes_per_second() as f64;
+        // Rings of whole reads: `chunk` each, `chunks` of them.
+        let rings = |profile: &str,
+                     chunk: u64,
+                     chunks: u64,
+                     read_min: u64,
+                     order: Order,
+                     direct: bool,
+                     source: String| Policy {
+            profile: profile.into(),
+            buffer_s: (chunk * chunks) as f64 / rate,
+            chunk_bytes: chunk,
+            min_ring_chunks: chunks,
+            refill_at_bytes: read_min,
+            read_min_bytes: read_min,
+            read_max_bytes: chunk,
+            read_round_bytes: 4096,
+            write_bytes: chunk,
+            order,
+            pass_streams: None,
+            direct,
+            source,
+        };
+        let serial = super::ButlerMode::Serial;
+        let p = match name {
+            "trackbench" | "default" => SamplerPolicy {
+                policy: rings(
+                    "trackbench",
+                    64 << 10,
+                    4,
+                    64 << 10,
+                    Order::Neediest,
+                    true,
+                    "trackbench's own sampler engine (DESIGN.md section 5: 60 KB preload, refills of 64 KiB; rings of four, neediest first, O_DIRECT as its track engine)".into(),
+                ),
+                preload_bytes: whole_blocks(60 << 10),
+                preload_stated: "60 KB".into(),
+                butler: serial,
+                whole_sample: false,
+            },
+            "kontakt" => SamplerPolicy {
+                policy: rings(
+                    "kontakt",
+                    64 << 10,
+                    4,
+                    64 << 10,
+                    Order::Neediest,
+                    false,
+                    "Kontakt DFD: memory = number of samples x preload size, 60 KB per sample as commonly reported (secondary sources, ../shared/reference/daw-settings.md); its streaming reads are not published: trackbench's (64 KiB, rings of four, neediest first) through the page cache are assumed".into(),
+                ),
+                preload_bytes: whole_blocks(60 << 10),
+                preload_stated: "60 KB".into(),
+                butler: serial,
+                whole_sample: false,
+            },
+            "linuxsampler" => {
+                let chunk = whole_blocks(65_536 * frame);
+                let mut policy = rings(
+                    "linuxsampler",
+                    chunk,
+                    whole_blocks(262_144 * frame).div_ceil(chunk),
+                    whole_blocks(1024 * frame),
+                    Order::Neediest,
+                    false,
+                    "LinuxSampler trunk configure.ac: preload 32768 frames, stream ring 262144 frames, refills of at most 65536 and at least 1024 frames (1024 frames rounded up to whole 4 KiB blocks); src/engines/common/DiskThreadBase.h: the 4 emptiest streams refilled per pass; buffered reads (libgig)".into(),
+                );
+                policy.pass_streams = Some(4);
+                SamplerPolicy {
+                    policy,
+                    preload_bytes: whole_blocks(32_768 * frame),
+                    preload_stated: "32768 frames".into(),
+                    butler: serial,
+                    whole_sample: false,
+                }
+            }
+            "sfizz" => {
+                let block = whole_blocks(1024 * frame);
+                // src/sfizz/FilePool.cpp: a pool of (hardware threads - 2) workers.
+                let workers = std::thread::available_parallelism()
+                    .map_or(1, |n| n.get())
+                    .saturating_sub(2)
+                    .max(1) as u32;
+                SamplerPolicy {
+                    policy: rings(
+                        "sfizz",
+                        block,
+                        2,
+                        block,
+                        Order::Neediest,
+                        false,
+                        format!("sfizz src/sfizz/Config.h: preload 8192 frames, file chunk 1024 frames (rounded up to whole 4 KiB blocks); src/sfizz/FilePool.cpp: on a note-on a pool of hardware threads - 2 workers ({workers} here) reads the rest of the file into RAM, buffered"),
+                    ),
+                    preload_bytes: whole_blocks(8192 * frame),
+                    preload_stated: "8192 frames".into(),
+                    butler: if workers > 1 {
+                        super::ButlerMode::Parallel(workers)
+                    } else {
+                        serial
+                    },
+                    whole_sample: true,
+                }
+            }
+            "spectrasonics" => SamplerPolicy {
+                policy: rings(
+                    "spectrasonics",
+                    whole_blocks(240_000),
+                    2,
+                    whole_blocks(240_000),
+                    Order::Neediest,
+                    false,
+                    "Spectrasonics support pages: preload 60,000 samples by default, about 240,000 bytes per read recommended for Trilian (both rounded up to whole 4 KiB blocks); ring size, service order and I/O mode are not published: two reads per voice, neediest first, page cache assumed".into(),
+                ),
+                preload_bytes: whole_blocks(60_000 * frame),
+                preload_stated: "60,000 samples".into(),
+                butler: serial,
+                whole_sample: false,
+            },
+            _ => {
+                let names: Vec<&str> = SAMPLER_PROFILES.iter().map(|(n, _)| *n).collect();
+                return Err(Error::invalid(
+                    "profile",
+                    name,
+                    format!("one of {}", names.join(", ")),
+                ));
+            }
+        };
+        Ok(p)
+    }
 }
 
 /// The profiles `--profile` accepts, with a line for `--help`.
@@ -89,6 +269,7 @@ impl Policy {
             read_round_bytes: 16 << 10,
             write_bytes: write_frames * frame,
             order: Order::Session,
+            pass_streams: None,
             direct: false,
             source: format!(
                 "Ardour {preset} preset (libs/ardour/disk_io.cc get_buffering_presets); refill rule from \
@@ -110,6 +291,7 @@ impl Policy {
                     read_round_bytes: chunk,
                     write_bytes: chunk,
                     order,
+                    pass_streams: None,
                     direct,
                     source: source.into(),
                 }
@@ -256,6 +438,44 @@ mod tests {
                 .validate()
                 .unwrap();
         }
+    }
+
+    #[test]
+    fn sampler_profiles_in_bytes_and_blocks() {
+        let f = Format::parse("48k/24/stereo").unwrap();
+        let ls = SamplerPolicy::named("linuxsampler", &f).unwrap();
+        assert_eq!(ls.preload_bytes, 32_768 * 6);
+        assert_eq!(ls.policy.chunk_bytes, 65_536 * 6);
+        assert_eq!(
+            crate::stream::ring::Ring::capacity_for(
+                ls.policy.buffer_s,
+                f.bytes_per_second(),
+                ls.policy.chunk_bytes,
+                ls.policy.min_ring_chunks
+            ),
+            262_144 * 6
+        );
+        assert_eq!(ls.policy.read_len(6144), 0, "less than 1024 frames free");
+        assert_eq!(ls.policy.read_len(8192), 8192);
+        assert_eq!(ls.policy.pass_streams, Some(4));
+        let sp = SamplerPolicy::named("spectrasonics", &f).unwrap();
+        assert_eq!(
+            sp.preload_bytes, 360_448,
+            "60,000 frames of 6 bytes, whole blocks"
+        );
+        assert_eq!(
+            SamplerPolicy::named("kontakt", &f).unwrap().preload_bytes,
+            61_440
+        );
+        for (name, _) in SAMPLER_PROFILES {
+            SamplerPolicy::named(name, &f)
+                .unwrap()
+                .policy
+                .validate()
+                .unwrap();
+        }
+        let e = SamplerPolicy::named("halion", &f).unwrap_err().to_string();
+        assert!(e.contains("halion") && e.contains("sfizz"), "{e}");
     }
 
     #[test]

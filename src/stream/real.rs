@@ -1,16 +1,17 @@
-//! The engine on a real disk: an audio tick thread on absolute deadlines (SCHED_FIFO and mlockall
-//! when granted) and a butler on the calling thread issuing the planner's requests straight into
-//! and out of ring memory, serially (pread/pwrite) or in parallel (io_uring).
+//! The engine on a real disk: the audio tick on a thread of its own, on absolute deadlines of the
+//! monotonic clock (SCHED_FIFO and mlockall when granted), beside the butler on the calling
+//! thread, which issues the planner's requests straight into and out of ring memory, serially
+//! (pread/pwrite) or in parallel (io_uring). The loop itself is `engine`'s, shared with
+//! simulated runs.
 
-use super::butler::{Planner, Request};
+use super::engine::{self, Files, TickDriver, TickReport, TickSide, Timing, Tracks};
 use super::ring::{Ring, RingMemory};
-use super::telemetry::IdleLog;
 use super::tick::Tick;
-use super::{ButlerMode, Direction, StreamOutcome, StreamSpec, Track, stagger};
+use super::{ButlerMode, Direction, StreamOutcome, StreamSpec, Track};
 use crate::clock::{Clock, RealClock};
 use crate::control::{Control, ProgressUnit};
 use crate::error::{Error, Result};
-use crate::io::{BackendKind, Completion, IoBackend, IoSettings, Op, OpKind, completion_bytes};
+use crate::io::{BackendKind, IoSettings};
 use crate::stats::{LatencyHist, thread_cpu_s};
 use std::fs::File;
 use std::path::PathBuf;
@@ -49,17 +50,6 @@ pub static ALLOCATIONS_COUNTED: AtomicBool = AtomicBool::new(false);
 /// PipeWire's 88 data loop, like a DAW's engine thread.
 const TICK_PRIORITY: i32 = 70;
 
-struct TickResult {
-    tick: Tick,
-    lateness: LatencyHist,
-    realtime: bool,
-    note: Option<String>,
-    cpu_s: f64,
-    interrupted: bool,
-    stopped_early: bool,
-    rt_allocations: u64,
-}
-
 /// Asks for SCHED_FIFO on the calling thread and locks memory; says what was refused.
 fn go_realtime() -> (bool, Option<String>) {
     let mut refused = Vec::new();
@@ -87,6 +77,167 @@ fn go_realtime() -> (bool, Option<String>) {
             false,
             Some(format!("not real-time: {}", refused.join("; "))),
         )
+    }
+}
+
+/// Real time: the tick on a thread of its own against the monotonic clock, the butler on the
+/// calling thread.
+pub struct RealTime;
+
+static REAL_CLOCK: RealClock = RealClock;
+
+/// The butler's view of a tick thread.
+struct Threaded<'a> {
+    ticks_done: &'a AtomicU64,
+    finished: &'a AtomicBool,
+    stop: &'a AtomicBool,
+    period_ns: u64,
+    ctl: &'a Control<'a>,
+    started: Instant,
+    last_progress: Instant,
+}
+
+impl TickDriver for Threaded<'_> {
+    fn ticks_done(&self) -> u64 {
+        self.ticks_done.load(Ordering::Acquire)
+    }
+    fn finished(&self) -> bool {
+        self.finished.load(Ordering::Acquire)
+    }
+    fn deadline(&self) -> Option<u64> {
+        None
+    }
+    fn step(&mut self) {
+        if self.ctl.cancelled() {
+            self.stop.store(true, Ordering::Relaxed);
+        }
+        if self.last_progress.elapsed() >= Duration::from_millis(100) {
+            self.last_progress = Instant::now();
+            self.ctl
+                .progress
+                .set(self.started.elapsed().as_millis() as u64);
+        }
+    }
+    fn idle(&mut self) {
+        // Woken by the tick after each period (it unparks the butler).
+        std::thread::park_timeout(Duration::from_nanos(self.period_ns));
+    }
+    fn advance(&mut self, _tracks: &[Track]) {}
+    fn abort(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+impl Timing for RealTime {
+    type Clock = RealClock;
+
+    fn clock(&self) -> &RealClock {
+        &REAL_CLOCK
+    }
+
+    fn run<T: TickSide>(
+        &self,
+        spec: &StreamSpec,
+        tracks: &[Track],
+        side: T,
+        ctl: &Control<'_>,
+        butler: &mut dyn FnMut(&mut dyn TickDriver) -> Result<()>,
+    ) -> Result<(T, TickReport)> {
+        let period_ns = spec.period_ns();
+        let total = spec.ticks();
+        let stop = AtomicBool::new(false);
+        let ticks_done = AtomicU64::new(0);
+        let finished = AtomicBool::new(false);
+        let butler_thread = std::thread::current();
+        // The ticks' times count from here, as the butler's do (it starts right after).
+        let base = REAL_CLOCK.now_ns();
+        std::thread::scope(|s| {
+            let (stop, finished, ticks_done) = (&stop, &finished, &ticks_done);
+            let butler_thread = butler_thread.clone();
+            let handle = std::thread::Builder::new()
+                .name("trackbench-tick".into())
+                .spawn_scoped(s, move || {
+                    let mut side = side;
+                    // Everything the tick needs is allocated before it asks for real-time.
+                    let mut lateness = LatencyHist::default();
+                    let (realtime, note) = go_realtime();
+                    let clock = RealClock;
+                    let cpu0 = thread_cpu_s();
+                    let start = clock.now_ns() + period_ns;
+                    let mut interrupted = false;
+                    let mut stopped_early = false;
+                    let allocs0 = REALTIME_ALLOCATIONS.load(Ordering::Relaxed);
+                    IN_REALTIME_LOOP.with(|c| c.set(true));
+                    for k in 0..total {
+                        if stop.load(Ordering::Relaxed) {
+                            interrupted = true;
+                            break;
+                        }
+                        let deadline = start + k * period_ns;
+                        clock.sleep_until(deadline);
+                        lateness.record(Duration::from_nanos(
+                            clock.now_ns().saturating_sub(deadline),
+                        ));
+                        side.run(tracks, deadline - base);
+                        ticks_done.store(k + 1, Ordering::Release);
+                        butler_thread.unpark();
+                        if spec.stop_early && side.cannot_pass(spec) {
+                            stopped_early = true;
+                            break;
+                        }
+                    }
+                    IN_REALTIME_LOOP.with(|c| c.set(false));
+                    let allocations = REALTIME_ALLOCATIONS.load(Ordering::Relaxed) - allocs0;
+                    let cpu_s = thread_cpu_s() - cpu0;
+                    if realtime {
+                        // SAFETY: undoes this run's mlockall; nothing else in trackbench locks
+                        // memory.
+                        unsafe { libc::munlockall() };
+                    }
+                    finished.store(true, Ordering::Release);
+                    butler_thread.unpark();
+                    (
+                        side,
+                        TickReport {
+                            lateness: Some(lateness),
+                            realtime,
+                            realtime_note: note,
+                            cpu_s,
+                            interrupted,
+                            stopped_early,
+                            allocations: ALLOCATIONS_COUNTED
+                                .load(Ordering::Relaxed)
+                                .then_some(allocations),
+                        },
+                    )
+                })
+                .map_err(|e| Error::io("cannot start the audio tick thread", e))?;
+            let total_ms = total * period_ns / 1_000_000;
+            ctl.progress
+                .begin("streaming", total_ms, ProgressUnit::Millis);
+            let mut driver = Threaded {
+                ticks_done,
+                finished,
+                stop,
+                period_ns,
+                ctl,
+                started: Instant::now(),
+                last_progress: Instant::now(),
+            };
+            let served = butler(&mut driver);
+            if served.is_err() {
+                stop.store(true, Ordering::Relaxed);
+            }
+            ctl.progress.end();
+            let joined = handle.join();
+            served?;
+            joined.map_err(|_| {
+                Error::io(
+                    "the audio tick thread failed",
+                    std::io::Error::other("panic"),
+                )
+            })
+        })
     }
 }
 
@@ -123,9 +274,10 @@ pub fn run(
         .iter()
         .map(|f| (Direction::Play, f))
         .chain(record.iter().map(|f| (Direction::Record, f)))
-        .map(|(dir, f)| {
+        .enumerate()
+        .map(|(i, (dir, f))| {
             let ring = Ring::from_memory(cap, chunk, rings);
-            Track::new(dir, ring, f.content_id, f.data_start, f.data_len, 0)
+            Track::new(dir, ring, i as u32, f.content_id, f.data_start, f.data_len)
         })
         .collect();
     let out = run_tracks(spec, play, record, &tracks, device, ctl);
@@ -146,9 +298,8 @@ fn run_tracks(
     device: Option<&crate::target::DeviceInfo>,
     ctl: &Control<'_>,
 ) -> Result<(StreamOutcome, Vec<u64>)> {
-    let cap = spec.ring_bytes();
     let files: Vec<&File> = play.iter().chain(record).map(|f| f.file).collect();
-    let paths: Vec<&PathBuf> = play.iter().chain(record).map(|f| &f.path).collect();
+    let names: Vec<PathBuf> = play.iter().chain(record).map(|f| f.path.clone()).collect();
     let io = IoSettings {
         backend: match spec.butler {
             ButlerMode::Serial => BackendKind::Sync,
@@ -158,195 +309,37 @@ fn run_tracks(
         cached: !spec.policy.direct,
     };
     let mut backend = io.build(&files, 4096)?;
-    let qd = spec.butler.queue_depth();
-    let mut b = Butler::new(
-        &spec.policy,
-        tracks.len(),
-        qd,
-        backend.as_mut(),
-        &paths,
-        &files,
-    );
-
-    // Locate: prefill every playback ring before the clock starts.
-    let locate_start = Instant::now();
-    ctl.progress.begin(
-        "locate (prefilling rings)",
-        u64::from(spec.play_tracks) * cap,
-        ProgressUnit::Bytes,
-    );
-    match spec.locate_queue_depth {
-        Some(lq) if spec.play_tracks > 0 => {
-            let lio = IoSettings {
+    let mut locate = match spec.locate_queue_depth {
+        Some(q) if spec.play_tracks > 0 => Some(
+            IoSettings {
                 backend: BackendKind::Uring,
-                queue_depth: lq,
+                queue_depth: q,
                 cached: io.cached,
-            };
-            let mut lbackend = lio.build(&files, 4096)?;
-            let mut lb = Butler::new(
-                &spec.policy,
-                tracks.len(),
-                lq as usize,
-                lbackend.as_mut(),
-                &paths,
-                &files,
-            );
-            lb.prefill(tracks, ctl)?;
-        }
-        _ => b.prefill(tracks, ctl)?,
-    }
-    ctl.progress.end();
-    let locate = locate_start.elapsed();
-    // Rates and latencies describe the run itself, not the prefill.
-    b.read_bytes = 0;
-    b.read_lat = LatencyHist::default();
-    stagger(spec, tracks);
-    b.planner.invalidate();
-    let played = || -> u64 {
-        tracks
-            .iter()
-            .filter(|t| t.dir == Direction::Play)
-            .map(|t| t.ring.consumed())
-            .sum()
+            }
+            .build(&files, 4096)?,
+        ),
+        _ => None,
     };
-    let played0 = played();
-    let device0 = device.and_then(|d| d.bytes_read());
-
-    let period_ns = spec.period_ns();
-    let total = spec.ticks();
-    let stop = AtomicBool::new(false);
-    let ticks_done = AtomicU64::new(0);
-    let finished = AtomicBool::new(false);
-    let butler_thread = std::thread::current();
-    let mut idle = IdleLog::new(total * period_ns);
-    let started = Instant::now();
-    let mut butler_cpu = 0.0;
-    let tick_result = std::thread::scope(|s| -> Result<TickResult> {
-        let tracks = &tracks;
-        let (stop, finished, ticks_done) = (&stop, &finished, &ticks_done);
-        let butler_thread = butler_thread.clone();
-        let handle = std::thread::Builder::new()
-            .name("trackbench-tick".into())
-            .spawn_scoped(s, move || {
-                // Everything the tick needs is allocated before it asks for real-time.
-                let mut tick = Tick::new(spec.period_bytes(), period_ns, total);
-                let mut lateness = LatencyHist::default();
-                let (realtime, note) = go_realtime();
-                let clock = RealClock;
-                let cpu0 = thread_cpu_s();
-                let start = clock.now_ns() + period_ns;
-                let mut interrupted = false;
-                let mut stopped_early = false;
-                let allocs0 = REALTIME_ALLOCATIONS.load(Ordering::Relaxed);
-                IN_REALTIME_LOOP.with(|c| c.set(true));
-                for k in 0..total {
-                    if stop.load(Ordering::Relaxed) {
-                        interrupted = true;
-                        break;
-                    }
-                    let deadline = start + k * period_ns;
-                    clock.sleep_until(deadline);
-                    lateness.record(Duration::from_nanos(
-                        clock.now_ns().saturating_sub(deadline),
-                    ));
-                    tick.run(tracks, k * period_ns);
-                    ticks_done.store(k + 1, Ordering::Release);
-                    butler_thread.unpark();
-                    if spec.stop_early && super::cannot_pass(spec, &tick) {
-                        stopped_early = true;
-                        break;
-                    }
-                }
-                IN_REALTIME_LOOP.with(|c| c.set(false));
-                let rt_allocations = REALTIME_ALLOCATIONS.load(Ordering::Relaxed) - allocs0;
-                let cpu_s = thread_cpu_s() - cpu0;
-                if realtime {
-                    // SAFETY: undoes this run's mlockall; nothing else in trackbench locks memory.
-                    unsafe { libc::munlockall() };
-                }
-                finished.store(true, Ordering::Release);
-                butler_thread.unpark();
-                TickResult {
-                    tick,
-                    lateness,
-                    realtime,
-                    note,
-                    cpu_s,
-                    interrupted,
-                    stopped_early,
-                    rt_allocations,
-                }
-            })
-            .map_err(|e| Error::io("cannot start the audio tick thread", e))?;
-
-        let cpu0 = thread_cpu_s();
-        let total_ms = total * period_ns / 1_000_000;
-        ctl.progress
-            .begin("streaming", total_ms, ProgressUnit::Millis);
-        let mut last = Instant::now();
-        let mut failure = None;
-        let idle = &mut idle;
-        while !finished.load(Ordering::Acquire) {
-            if ctl.cancelled() {
-                stop.store(true, Ordering::Relaxed);
-            }
-            b.planner.tick_seen(ticks_done.load(Ordering::Acquire));
-            if let Err(e) = b.issue(tracks, false, false).and_then(|_| {
-                if b.planner.in_flight() > 0 {
-                    b.reap(tracks)
-                } else {
-                    // Nothing in flight and nothing to plan: the time until the next tick is
-                    // capacity the device had to spare.
-                    let t0 = started.elapsed().as_nanos() as u64;
-                    std::thread::park_timeout(Duration::from_nanos(period_ns));
-                    idle.add(t0, started.elapsed().as_nanos() as u64);
-                    Ok(())
-                }
-            }) {
-                stop.store(true, Ordering::Relaxed);
-                failure = Some(e);
-                break;
-            }
-            if last.elapsed() >= Duration::from_millis(100) {
-                last = Instant::now();
-                ctl.progress.set(started.elapsed().as_millis() as u64);
-            }
-        }
-        ctl.progress.end();
-        let joined = handle.join();
-        butler_cpu = thread_cpu_s() - cpu0;
-        if let Some(e) = failure {
-            let _ = b.drain(tracks);
-            return Err(e);
-        }
-        joined.map_err(|_| {
-            Error::io(
-                "the audio tick thread failed",
-                std::io::Error::other("panic"),
-            )
-        })
-    })?;
-    let ran = started.elapsed();
-    let device_read = device
-        .and_then(|d| d.bytes_read())
-        .zip(device0)
-        .map(|(b, a)| b.saturating_sub(a));
-    let played_bytes = played() - played0;
-    // Finish what is in flight, then write out what the capture rings still hold.
-    b.drain(tracks)?;
-    if spec.record_tracks > 0 {
-        loop {
-            b.issue(tracks, false, true)?;
-            if b.planner.in_flight() == 0 {
-                break;
-            }
-            b.reap(tracks)?;
-        }
-    }
-    let tr = tick_result;
-    if let Some((track, off)) = tr.tick.verify_error {
+    let e = engine::run(
+        spec,
+        tracks,
+        backend.as_mut(),
+        locate
+            .as_mut()
+            .map(|l| l.as_mut() as &mut dyn crate::io::IoBackend),
+        &RealTime,
+        Tick::new(spec.period_bytes(), spec.period_ns(), spec.ticks()),
+        &mut Tracks,
+        &Files {
+            names: &names,
+            drop_behind: (!spec.policy.direct).then_some(&files[..]),
+        },
+        device,
+        ctl,
+    )?;
+    if let Some((track, off)) = e.side.played.verify_error {
         return Err(Error::Verify {
-            path: paths[track as usize].clone(),
+            path: names[track as usize].clone(),
             offset: off,
             detail: "the audio tick played data that is not what was written there (its tag or its noise differs)".into(),
         });
@@ -356,205 +349,9 @@ fn run_tracks(
         .filter(|t| t.dir == Direction::Record)
         .map(|t| t.ring.consumed())
         .collect();
-    let ran_s = ran.as_secs_f64().max(f64::MIN_POSITIVE);
-    let mut out = super::assemble(
-        spec,
-        tracks,
-        tr.tick,
-        super::RunEnd {
-            locate_ns: locate.as_nanos() as u64,
-            ran_ns: ran.as_nanos() as u64,
-            interrupted: tr.interrupted,
-            stopped_early: tr.stopped_early,
-            idle: &idle,
-            simulated: false,
-        },
-    );
-    out.read_bytes = b.read_bytes;
-    out.written_bytes = b.written_bytes;
-    out.played_bytes = played_bytes;
-    out.device_read_bytes = device_read;
-    out.read_latency = (b.read_lat.count() > 0).then(|| b.read_lat.summary());
-    out.write_latency = (b.write_lat.count() > 0).then(|| b.write_lat.summary());
-    out.tick_lateness = (tr.lateness.count() > 0).then(|| tr.lateness.summary());
-    out.realtime = tr.realtime;
-    out.realtime_note = tr.note;
-    out.tick_cpu_pct = 100.0 * tr.cpu_s / ran_s;
-    out.butler_cpu_pct = 100.0 * butler_cpu / ran_s;
-    out.realtime_allocations = ALLOCATIONS_COUNTED
-        .load(Ordering::Relaxed)
-        .then_some(tr.rt_allocations);
+    let mut out = super::outcome(spec, tracks, e, false);
     out.peak_rss_bytes = peak_rss_bytes();
     Ok((out, written))
-}
-
-/// The butler's side of a real run: turns planned requests into backend operations on ring
-/// memory and books their completions.
-struct Butler<'a, 'b> {
-    planner: Planner,
-    backend: &'b mut dyn IoBackend,
-    pending: Vec<Option<(Request, Instant)>>,
-    free_slots: Vec<u32>,
-    planned: Vec<Request>,
-    done: Vec<Completion>,
-    read_lat: LatencyHist,
-    write_lat: LatencyHist,
-    read_bytes: u64,
-    written_bytes: u64,
-    paths: &'a [&'a PathBuf],
-    /// Through the page cache: the files, to drop each range once it is read.
-    drop_behind: Option<&'a [&'a File]>,
-}
-
-impl<'a, 'b> Butler<'a, 'b> {
-    fn new(
-        policy: &super::Policy,
-        tracks: usize,
-        qd: usize,
-        backend: &'b mut dyn IoBackend,
-        paths: &'a [&'a PathBuf],
-        files: &'a [&'a File],
-    ) -> Self {
-        Butler {
-            planner: Planner::new(policy.clone(), tracks, qd),
-            backend,
-            pending: vec![None; qd],
-            free_slots: (0..qd as u32).rev().collect(),
-            planned: Vec::with_capacity(qd),
-            done: Vec::with_capacity(qd),
-            read_lat: LatencyHist::default(),
-            write_lat: LatencyHist::default(),
-            read_bytes: 0,
-            written_bytes: 0,
-            paths,
-            // A DAW streams long takes and never reads a byte twice; test files are shorter
-            // and wrap. Dropping what was read keeps the wrapped pass cold, while read-ahead
-            // beyond the read position stays cached, as it does for the program.
-            drop_behind: (!policy.direct).then_some(files),
-        }
-    }
-
-    /// Fills every playback ring.
-    fn prefill(&mut self, tracks: &[Track], ctl: &Control<'_>) -> Result<()> {
-        loop {
-            if ctl.cancelled() {
-                self.drain(tracks)?;
-                return Err(Error::Interrupted);
-            }
-            self.issue(tracks, true, false)?;
-            if self.planner.in_flight() == 0 {
-                return Ok(());
-            }
-            self.reap(tracks)?;
-            ctl.progress.set(self.read_bytes);
-        }
-    }
-
-    fn issue(&mut self, tracks: &[Track], play_only: bool, final_flush: bool) -> Result<()> {
-        self.planned.clear();
-        self.planner
-            .plan(tracks, play_only, final_flush, &mut self.planned);
-        for i in 0..self.planned.len() {
-            let r = self.planned[i];
-            let t = &tracks[r.track as usize];
-            // SAFETY: the planner hands out a region of the ring owned by the butler (free space for
-            // a read, filled data for a write) until the request is booked complete.
-            let ptr = unsafe { t.ring.ptr(r.ring_offset) }.expect("real runs have ring memory");
-            let slot = self
-                .free_slots
-                .pop()
-                .expect("the planner stays within the queue depth");
-            // Stamped before submitting: a synchronous backend finishes inside submit().
-            self.pending[slot as usize] = Some((r, Instant::now()));
-            self.backend.submit(Op {
-                kind: r.kind,
-                file: r.track,
-                offset: r.file_offset,
-                len: r.len as u32,
-                slot,
-                external: ptr,
-            })?;
-        }
-        Ok(())
-    }
-
-    /// Books at least one completion. Every completion is booked, even a failed one, so the count
-    /// in flight stays true; the first failure is returned after all are booked.
-    fn reap(&mut self, tracks: &[Track]) -> Result<()> {
-        self.done.clear();
-        self.backend.complete(1, &mut self.done)?;
-        let now = Instant::now();
-        let mut first_err = None;
-        for k in 0..self.done.len() {
-            let c = self.done[k];
-            let (r, sent) = self.pending[c.slot as usize]
-                .take()
-                .expect("completion of a pending request");
-            self.free_slots.push(c.slot);
-            self.planner.complete(tracks, &r);
-            let path = self.paths[r.track as usize];
-            let op = if r.kind == OpKind::Read {
-                "read"
-            } else {
-                "write"
-            };
-            let what = || {
-                format!(
-                    "{op} of {} bytes at {} in {}",
-                    r.len,
-                    r.file_offset,
-                    path.display()
-                )
-            };
-            let n = match completion_bytes(c.result, what) {
-                Ok(n) => n,
-                Err(e) => {
-                    first_err.get_or_insert(e);
-                    continue;
-                }
-            };
-            if n != r.len {
-                first_err.get_or_insert(Error::ShortIo {
-                    op,
-                    path: path.clone(),
-                    offset: r.file_offset,
-                    len: r.len,
-                    got: n,
-                });
-                continue;
-            }
-            match r.kind {
-                OpKind::Read => {
-                    self.read_lat.record(now - sent);
-                    self.read_bytes += n;
-                    if let Some(files) = self.drop_behind {
-                        crate::dataset::drop_pages(files[r.track as usize], r.file_offset, r.len);
-                    }
-                }
-                OpKind::Write => {
-                    self.write_lat.record(now - sent);
-                    self.written_bytes += n;
-                }
-            }
-        }
-        first_err.map_or(Ok(()), Err)
-    }
-
-    /// Waits for everything in flight (ring memory must not be freed under the kernel).
-    fn drain(&mut self, tracks: &[Track]) -> Result<()> {
-        let mut first_err = None;
-        while self.planner.in_flight() > 0 {
-            let before = self.planner.in_flight();
-            if let Err(e) = self.reap(tracks) {
-                let stuck = self.planner.in_flight() == before;
-                first_err.get_or_insert(e);
-                if stuck {
-                    break; // the backend itself failed: nothing more will complete
-                }
-            }
-        }
-        first_err.map_or(Ok(()), Err)
-    }
 }
 
 /// The process's peak resident memory (VmHWM), for the memory-beyond-rings figure.

@@ -152,6 +152,14 @@ impl Ring {
         })
     }
 
+    /// Empties the ring for a new stream, whose byte 0 goes to the start of ring memory. Only
+    /// while neither side uses it: the producer has nothing in flight into it and the consumer
+    /// has been told to leave it alone (the two counters do not change together).
+    pub fn reset(&self) {
+        self.tail.store(0, Ordering::Release);
+        self.head.store(0, Ordering::Release);
+    }
+
     /// Producer: `n` more bytes are in the ring.
     pub fn commit_produce(&self, n: u64) {
         let head = self.head.load(Ordering::Relaxed);

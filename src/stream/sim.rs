@@ -1,247 +1,113 @@
-//! The simulated device and the engine in virtual time. A device model has a bandwidth, an IOPS
-//! limit, a per-request latency (which overlaps when requests are queued), optionally a disk's seek
-//! and rotation, and optionally one stalled request. The same rings, tick and butler planner as a
-//! real run are driven by an event loop, so tests can assert exact capacities and users can ask
+//! The engine in virtual time: the same loop as a real run (`engine`), against the simulated
+//! device (`io::sim`) on a virtual clock, with the audio tick run inline whenever the clock
+//! reaches its deadline. Tests assert exact capacities with it; `--device-model` lets a user ask
 //! "what if I had this disk".
 
-use super::butler::{Planner, Request};
+use super::engine::{self, Files, TickDriver, TickReport, TickSide, Timing, Tracks};
 use super::ring::Ring;
-use super::telemetry::IdleLog;
 use super::tick::Tick;
-use super::{Direction, StreamOutcome, StreamSpec, Track, stagger};
-use crate::error::{Error, Result};
-use crate::io::OpKind;
-use crate::stats::LatencyHist;
-use serde::{Deserialize, Serialize};
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use super::{Direction, StreamOutcome, StreamSpec, Track};
+use crate::clock::{Clock, SimClock};
+use crate::control::{Control, NoProgress};
+use crate::error::Result;
+use crate::io::sim::SimBackend;
+use std::path::PathBuf;
+use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
 
-/// A spinning disk's mechanics.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Disk {
-    pub rpm: u32,
-    /// Seek across the whole surface.
-    pub full_stroke_ms: f64,
-    /// Seek to the next track.
-    pub track_to_track_ms: f64,
-    /// Bytes over which a full stroke is spread.
-    pub span_bytes: u64,
+pub use crate::io::sim::{DeviceModel, Disk, MODELS, Stall};
+
+/// Virtual time: the tick runs on the butler's thread, at its deadline on a simulated clock that
+/// jumps from event to event.
+pub struct Virtual {
+    pub clock: Rc<SimClock>,
 }
 
-impl Disk {
-    /// Seek time for a head movement of `distance` bytes: track-to-track plus the square-root
-    /// growth real actuators show, reaching the full stroke across the span.
-    pub fn seek_ns(&self, distance: u64) -> u64 {
-        if distance == 0 {
-            return 0;
+/// The ticks as the butler runs them itself.
+struct Inline<'a, T> {
+    clock: &'a SimClock,
+    spec: &'a StreamSpec,
+    side: T,
+    /// Where the ticks' time starts.
+    t0: u64,
+    /// Ticks played.
+    k: u64,
+    total: u64,
+    period_ns: u64,
+    cancel: &'a AtomicBool,
+    interrupted: bool,
+    stopped_early: bool,
+}
+
+impl<T: TickSide> TickDriver for Inline<'_, T> {
+    fn ticks_done(&self) -> u64 {
+        self.k
+    }
+    fn finished(&self) -> bool {
+        self.k >= self.total || self.interrupted || self.stopped_early
+    }
+    fn deadline(&self) -> Option<u64> {
+        Some(self.t0 + self.k * self.period_ns)
+    }
+    fn step(&mut self) {}
+    fn idle(&mut self) {
+        self.clock.sleep_until(self.t0 + self.k * self.period_ns);
+    }
+    fn advance(&mut self, tracks: &[Track]) {
+        let due = self.t0 + self.k * self.period_ns;
+        if self.clock.now_ns() < due {
+            return;
         }
-        let frac = (distance as f64 / self.span_bytes as f64).min(1.0);
-        let ms =
-            self.track_to_track_ms + (self.full_stroke_ms - self.track_to_track_ms) * frac.sqrt();
-        (ms * 1e6) as u64
+        self.side.run(tracks, due - self.t0);
+        self.k += 1;
+        if self.spec.stop_early && self.side.cannot_pass(self.spec) {
+            self.stopped_early = true;
+        } else if self.k.is_multiple_of(1024) && self.cancel.load(Ordering::Relaxed) {
+            self.interrupted = true;
+        }
     }
-    /// Half a revolution on average.
-    pub fn rotation_ns(&self) -> u64 {
-        30_000_000_000 / u64::from(self.rpm)
+    fn abort(&mut self) {
+        self.interrupted = true;
     }
 }
 
-/// One request held up for a while: the device does nothing else meanwhile.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Stall {
-    /// The request in service at this time (or the first to start after it) stalls.
-    pub at_ns: u64,
-    pub duration_ns: u64,
-}
+impl Timing for Virtual {
+    type Clock = SimClock;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct DeviceModel {
-    pub name: String,
-    /// Sustained transfer rate; `None` for no limit.
-    pub bandwidth_bytes_per_s: Option<f64>,
-    /// Requests per second at most; `None` for no limit.
-    pub iops: Option<f64>,
-    /// Time from the device finishing a request to its completion being seen; overlaps with
-    /// the next request when several are queued.
-    pub latency_ns: u64,
-    pub disk: Option<Disk>,
-    pub stall: Option<Stall>,
-}
+    fn clock(&self) -> &SimClock {
+        &self.clock
+    }
 
-/// The named models `--device-model` knows, with a line for `--help`.
-pub const MODELS: [(&str, &str); 4] = [
-    (
-        "hdd-7200",
-        "7200 rpm disk: 160 MB/s, 18 ms full stroke, 1 ms track to track",
-    ),
-    (
-        "hdd-5400",
-        "5400 rpm laptop disk: 110 MB/s, 22 ms full stroke",
-    ),
-    ("sata-ssd", "SATA SSD: 530 MB/s, 90k IOPS, 70 µs"),
-    ("nvme", "NVMe SSD: 3.2 GB/s, 600k IOPS, 20 µs"),
-];
-
-const MODEL_HELP: &str = "hdd-7200, hdd-5400, sata-ssd, nvme, or key=value pairs: \
-bw=BYTES/s (e.g. 200M), iops=N, lat=TIME, rpm=N, seek=TIME (full stroke), track=TIME, stall=AT+LEN (e.g. 10s+3s)";
-
-impl DeviceModel {
-    /// A named model, or a custom one from `key=value,...`; a name may be followed by overrides.
-    pub fn parse(s: &str) -> Result<DeviceModel> {
-        let bad =
-            |why: String| Error::invalid("device model", s, format!("{why}; valid: {MODEL_HELP}"));
-        let mut m = DeviceModel {
-            name: s.to_string(),
-            bandwidth_bytes_per_s: None,
-            iops: None,
-            latency_ns: 0,
-            disk: None,
-            stall: None,
+    fn run<T: TickSide>(
+        &self,
+        spec: &StreamSpec,
+        _tracks: &[Track],
+        side: T,
+        ctl: &Control<'_>,
+        butler: &mut dyn FnMut(&mut dyn TickDriver) -> Result<()>,
+    ) -> Result<(T, TickReport)> {
+        let mut d = Inline {
+            clock: &self.clock,
+            spec,
+            side,
+            t0: self.clock.now_ns(),
+            k: 0,
+            total: spec.ticks(),
+            period_ns: spec.period_ns(),
+            cancel: ctl.cancel,
+            interrupted: false,
+            stopped_early: false,
         };
-        let hdd = |bw: f64, rpm: u32, full: f64, t2t: f64| DeviceModel {
-            name: s.to_string(),
-            bandwidth_bytes_per_s: Some(bw),
-            iops: None,
-            latency_ns: 0,
-            disk: Some(Disk {
-                rpm,
-                full_stroke_ms: full,
-                track_to_track_ms: t2t,
-                span_bytes: 2_000_000_000_000,
-            }),
-            stall: None,
-        };
-        for (i, part) in s.split(',').map(str::trim).enumerate() {
-            match part.split_once('=') {
-                None if i == 0 => {
-                    m = match part {
-                        "hdd-7200" => hdd(160e6, 7200, 18.0, 1.0),
-                        "hdd-5400" => hdd(110e6, 5400, 22.0, 1.5),
-                        "sata-ssd" => DeviceModel {
-                            bandwidth_bytes_per_s: Some(530e6),
-                            iops: Some(90_000.0),
-                            latency_ns: 70_000,
-                            ..m
-                        },
-                        "nvme" => DeviceModel {
-                            bandwidth_bytes_per_s: Some(3.2e9),
-                            iops: Some(600_000.0),
-                            latency_ns: 20_000,
-                            ..m
-                        },
-                        other => return Err(bad(format!("unknown model {other:?}"))),
-                    }
-                }
-                None => return Err(bad(format!("{part:?} is not key=value"))),
-                Some((k, v)) => {
-                    let dur = |v: &str| {
-                        crate::units::parse_duration("device model time", v)
-                            .map_err(|_| bad(format!("{v:?} is not a time")))
-                    };
-                    match k {
-                        "bw" => {
-                            let b = crate::units::parse_size("bandwidth", v)
-                                .map_err(|_| bad(format!("{v:?} is not a size")))?;
-                            if b == 0 {
-                                return Err(bad("bw must be above 0".into()));
-                            }
-                            m.bandwidth_bytes_per_s = Some(b as f64);
-                        }
-                        "iops" => match v.parse::<f64>() {
-                            Ok(x) if x > 0.0 && x.is_finite() => m.iops = Some(x),
-                            _ => return Err(bad(format!("iops {v:?} must be a positive number"))),
-                        },
-                        "lat" => m.latency_ns = dur(v)?.as_nanos() as u64,
-                        "rpm" | "seek" | "track" => {
-                            let d = m.disk.get_or_insert(Disk {
-                                rpm: 7200,
-                                full_stroke_ms: 18.0,
-                                track_to_track_ms: 1.0,
-                                span_bytes: 2_000_000_000_000,
-                            });
-                            match k {
-                                "rpm" => {
-                                    d.rpm = v
-                                        .parse()
-                                        .ok()
-                                        .filter(|r| (1000..=30_000).contains(r))
-                                        .ok_or_else(|| {
-                                        bad(format!("rpm {v:?} must be 1000..30000"))
-                                    })?
-                                }
-                                "seek" => d.full_stroke_ms = dur(v)?.as_secs_f64() * 1e3,
-                                _ => d.track_to_track_ms = dur(v)?.as_secs_f64() * 1e3,
-                            }
-                        }
-                        "stall" => {
-                            let (a, l) = v
-                                .split_once('+')
-                                .ok_or_else(|| bad(format!("stall {v:?} must be AT+LEN")))?;
-                            m.stall = Some(Stall {
-                                at_ns: dur(a)?.as_nanos() as u64,
-                                duration_ns: dur(l)?.as_nanos() as u64,
-                            });
-                        }
-                        _ => return Err(bad(format!("unknown key {k:?}"))),
-                    }
-                }
-            }
-        }
-        if m.bandwidth_bytes_per_s.is_none() && m.iops.is_none() && m.disk.is_none() {
-            return Err(bad("the model needs a limit (bw, iops or a disk)".into()));
-        }
-        Ok(m)
+        butler(&mut d)?;
+        Ok((
+            d.side,
+            TickReport {
+                interrupted: d.interrupted,
+                stopped_early: d.stopped_early,
+                ..TickReport::default()
+            },
+        ))
     }
-
-    /// How long the device is busy with one request of `len` bytes after a head movement of
-    /// `distance` bytes (`None`: sequential, no movement).
-    pub fn occupancy_ns(&self, len: u64, distance: Option<u64>) -> u64 {
-        let transfer = self
-            .bandwidth_bytes_per_s
-            .map_or(0.0, |bw| len as f64 / bw * 1e9);
-        let per_op = self.iops.map_or(0.0, |i| 1e9 / i);
-        let mut ns = transfer.max(per_op) as u64;
-        if let (Some(d), Some(dist)) = (&self.disk, distance) {
-            ns += d.seek_ns(dist) + d.rotation_ns();
-        }
-        ns
-    }
-}
-
-/// The device: one request in service at a time, first come first served.
-struct SimDevice {
-    model: DeviceModel,
-    busy_until: u64,
-    head: u64,
-    stalled: bool,
-}
-
-impl SimDevice {
-    /// Queues a request at `now`; returns when its completion will be seen.
-    fn submit(&mut self, now: u64, pos: u64, len: u64) -> u64 {
-        let start = now.max(self.busy_until);
-        let distance = (pos != self.head).then(|| pos.abs_diff(self.head));
-        let mut occ = self.model.occupancy_ns(len, distance);
-        if let Some(s) = self.model.stall
-            && !self.stalled
-            && start + occ > s.at_ns
-        {
-            occ += s.duration_ns;
-            self.stalled = true;
-        }
-        self.head = pos + len;
-        self.busy_until = start + occ;
-        self.busy_until + self.model.latency_ns
-    }
-}
-
-/// Audio length of each simulated playback file: the run and a ring, so reads never wrap.
-fn play_len(spec: &StreamSpec) -> u64 {
-    let bytes = (spec.duration_ns as f64 / 1e9 + spec.policy.buffer_s + 1.0)
-        * spec.format.bytes_per_second() as f64;
-    (bytes as u64).div_ceil(4096) * 4096
 }
 
 /// Runs `spec` against `model` in virtual time. `cancel` stops it between events.
@@ -253,180 +119,70 @@ pub fn simulate(
     spec.validate()?;
     let cap = spec.ring_bytes();
     let chunk = spec.policy.chunk_bytes;
-    let plen = play_len(spec);
-    let rlen = (spec.ticks() * spec.period_bytes() + cap).div_ceil(4096) * 4096;
-    let mut tracks = Vec::with_capacity(spec.tracks() as usize);
-    let mut base = 0u64;
-    for i in 0..spec.tracks() {
-        let (dir, len) = if i < spec.play_tracks {
-            (Direction::Play, plen)
-        } else {
-            (Direction::Record, rlen)
-        };
-        tracks.push(Track::new(
-            dir,
-            Ring::new(cap, chunk, false),
-            i + 1,
-            4096,
-            len,
-            base,
-        ));
-        base += 4096 + len;
-    }
-    let qd = spec.butler.queue_depth();
-    let mut planner = Planner::new(spec.policy.clone(), tracks.len(), qd);
-    let mut dev = SimDevice {
-        model: model.clone(),
-        busy_until: 0,
-        head: 0,
-        stalled: false,
-    };
-    let mut heap: BinaryHeap<Reverse<(u64, usize)>> = BinaryHeap::with_capacity(qd);
-    let mut slots: Vec<Option<(Request, u64)>> = vec![None; qd];
-    let mut free_slots: Vec<usize> = (0..qd).rev().collect();
-    let mut planned = Vec::with_capacity(qd);
-    let mut read_lat = LatencyHist::default();
-    let mut write_lat = LatencyHist::default();
-    let mut written_bytes = 0u64;
-    let mut now = 0u64;
-
-    let mut issue = |planner: &mut Planner,
-                     tracks: &[Track],
-                     now: u64,
-                     play_only: bool,
-                     heap: &mut BinaryHeap<Reverse<(u64, usize)>>,
-                     slots: &mut Vec<Option<(Request, u64)>>,
-                     free_slots: &mut Vec<usize>| {
-        planned.clear();
-        planner.plan(tracks, play_only, false, &mut planned);
-        for r in planned.iter() {
-            let t = &tracks[r.track as usize];
-            let done = dev.submit(now, t.device_base + r.file_offset, r.len);
-            let slot = free_slots
-                .pop()
-                .expect("planner keeps within the queue depth");
-            slots[slot] = Some((*r, now));
-            heap.push(Reverse((done, slot)));
-        }
-    };
-
-    // Locate: fill every playback ring before the clock starts.
-    loop {
-        issue(
-            &mut planner,
-            &tracks,
-            now,
-            true,
-            &mut heap,
-            &mut slots,
-            &mut free_slots,
-        );
-        let Some(Reverse((t, slot))) = heap.pop() else {
-            break;
-        };
-        now = t;
-        let (r, _) = slots[slot].take().expect("event for a live request");
-        free_slots.push(slot);
-        planner.complete(&tracks, &r);
-        if cancel.load(Ordering::Relaxed) {
-            break;
-        }
-    }
-    let locate_ns = now;
-    // Rates describe the run itself, not the prefill.
-    let mut read_bytes = 0u64;
-    stagger(spec, &tracks);
-    planner.invalidate();
-    let played0: u64 = tracks
+    // The files a real run would lay out, end to end on the device.
+    let lens: Vec<u64> = (0..spec.tracks())
+        .map(|i| {
+            if i < spec.play_tracks {
+                super::play_file_bytes(spec)
+            } else {
+                super::record_file_bytes(spec)
+            }
+        })
+        .collect();
+    let sizes: Vec<u64> = lens.iter().map(|l| crate::audio::DATA_OFFSET + l).collect();
+    let names: Vec<PathBuf> = (0..lens.len())
+        .map(|i| PathBuf::from(format!("simulated file {i}")))
+        .collect();
+    let tracks: Vec<Track> = lens
         .iter()
-        .filter(|t| t.dir == Direction::Play)
-        .map(|t| t.ring.consumed())
-        .sum();
-
-    let period_ns = spec.period_ns();
-    let total = spec.ticks();
-    let mut tick = Tick::new(spec.period_bytes(), period_ns, total);
-    let mut idle = IdleLog::new(total * period_ns);
-    let t0 = now;
-    let mut k = 0u64;
-    let mut interrupted = false;
-    let mut stopped_early = false;
-    while k < total {
-        planner.tick_seen(k);
-        issue(
-            &mut planner,
-            &tracks,
-            now,
-            false,
-            &mut heap,
-            &mut slots,
-            &mut free_slots,
-        );
-        let next_tick = t0 + k * period_ns;
-        match heap.peek() {
-            Some(Reverse((t, _))) if *t <= next_tick => {
-                let Some(Reverse((t, slot))) = heap.pop() else {
-                    unreachable!()
-                };
-                now = t;
-                let (r, sent) = slots[slot].take().expect("event for a live request");
-                free_slots.push(slot);
-                let lat = Duration::from_nanos(t - sent);
-                match r.kind {
-                    OpKind::Read => {
-                        read_lat.record(lat);
-                        read_bytes += r.len;
-                    }
-                    OpKind::Write => {
-                        write_lat.record(lat);
-                        written_bytes += r.len;
-                    }
-                }
-                planner.complete(&tracks, &r);
-            }
-            _ => {
-                if heap.is_empty() {
-                    // Nothing in flight, nothing planned: idle until the tick.
-                    idle.add(now - t0, next_tick - t0);
-                }
-                now = next_tick;
-                tick.run(&tracks, now - t0);
-                k += 1;
-                if spec.stop_early && super::cannot_pass(spec, &tick) {
-                    stopped_early = true;
-                    break;
-                }
-                if k.is_multiple_of(1024) && cancel.load(Ordering::Relaxed) {
-                    interrupted = true;
-                    break;
-                }
-            }
-        }
-    }
-    let mut out = super::assemble(
+        .enumerate()
+        .map(|(i, &len)| {
+            let dir = if (i as u32) < spec.play_tracks {
+                Direction::Play
+            } else {
+                Direction::Record
+            };
+            Track::new(
+                dir,
+                Ring::new(cap, chunk, false),
+                i as u32,
+                i as u32 + 1,
+                crate::audio::DATA_OFFSET,
+                len,
+            )
+        })
+        .collect();
+    let timing = Virtual {
+        clock: Rc::new(SimClock::new()),
+    };
+    let mut backend = SimBackend::new(
+        model.clone(),
+        Rc::clone(&timing.clock),
+        &sizes,
+        spec.butler.queue_depth(),
+    );
+    let mut locate = spec.locate_queue_depth.map(|q| backend.sibling(q as usize));
+    let ctl = Control {
+        cancel,
+        progress: &NoProgress,
+    };
+    let e = engine::run(
         spec,
         &tracks,
-        tick,
-        super::RunEnd {
-            locate_ns,
-            ran_ns: now - t0,
-            interrupted,
-            stopped_early,
-            idle: &idle,
-            simulated: true,
+        &mut backend,
+        locate.as_mut().map(|l| l as &mut dyn crate::io::IoBackend),
+        &timing,
+        Tick::new(spec.period_bytes(), spec.period_ns(), spec.ticks()),
+        &mut Tracks,
+        &Files {
+            names: &names,
+            drop_behind: None,
         },
-    );
+        None,
+        &ctl,
+    )?;
+    let mut out = super::outcome(spec, &tracks, e, true);
     out.simulated = true;
-    out.read_bytes = read_bytes;
-    out.written_bytes = written_bytes;
-    out.played_bytes = tracks
-        .iter()
-        .filter(|t| t.dir == Direction::Play)
-        .map(|t| t.ring.consumed())
-        .sum::<u64>()
-        .saturating_sub(played0);
-    out.read_latency = (read_lat.count() > 0).then(|| read_lat.summary());
-    out.write_latency = (write_lat.count() > 0).then(|| write_lat.summary());
     Ok(out)
 }
 

@@ -16,10 +16,8 @@ pub struct Tick {
     pub ticks: u64,
     /// Lowest headroom of any ring, as a fraction of its capacity.
     pub worst: f64,
-    /// The first content mismatch: track and file offset.
-    pub verify_error: Option<(u32, u64)>,
-    /// Folds the bytes played, so touching them cannot be optimised away.
-    pub checksum: u64,
+    /// What playing found.
+    pub played: Played,
 }
 
 impl Tick {
@@ -33,8 +31,7 @@ impl Tick {
             overruns: 0,
             ticks: 0,
             worst: 1.0,
-            verify_error: None,
-            checksum: 0,
+            played: Played::default(),
         }
     }
 
@@ -54,7 +51,7 @@ impl Tick {
                         fill
                     } else {
                         if t.ring.has_memory() {
-                            self.play_bytes(i as u32, t);
+                            play_ring_bytes(&mut self.played, i as u32, t, p);
                         }
                         t.ring.commit_consume(p);
                         fill - p
@@ -88,48 +85,75 @@ impl Tick {
         }
         self.ticks += 1;
     }
+}
 
-    /// Reads the period's bytes out of the ring and checks them: the tags of the blocks
-    /// starting in it, and every other byte against the noise written there (a payload
-    /// overwritten on the disk is caught, not only a misplaced block).
-    fn play_bytes(&mut self, index: u32, t: &Track) {
-        let p = self.period_bytes;
-        let tail = t.ring.consumed();
-        let cap = t.ring.capacity();
-        let block = content::BLOCK as u64;
-        let mut done = 0;
-        while done < p {
-            let pos = tail + done;
-            let at = pos % cap;
-            // One block's piece at a time: ring positions and file offsets share their block
-            // alignment (reads are whole blocks), and a piece never crosses the file's wrap.
-            let n = (p - done).min(cap - at).min(block - pos % block);
-            // SAFETY: [tail, tail + p) is filled (checked by the caller) and owned by the consumer.
-            if let Some(ptr) = unsafe { t.ring.ptr(at) } {
-                let bytes = unsafe { std::slice::from_raw_parts(ptr, n as usize) };
-                if let Some(off) = content::noise_mismatch(bytes, t.file_offset(pos))
-                    && self.verify_error.is_none()
-                {
-                    self.verify_error = Some((index, off));
-                }
-                self.checksum = self.checksum.rotate_left(7) ^ u64::from(bytes[0]);
-            }
-            done += n;
+/// What playing found wrong first, and a fold of what was played (so touching the bytes cannot
+/// be optimised away).
+#[derive(Debug, Default)]
+pub struct Played {
+    /// The first content mismatch: stream and file offset.
+    pub verify_error: Option<(u32, u64)>,
+    pub checksum: u64,
+}
+
+/// Reads `p` bytes from the head of stream `index`'s ring (`t`) and checks them: the tags of the
+/// blocks starting in them, and every other byte against the noise written there (a payload
+/// overwritten on the disk is caught, not only a misplaced block). The caller consumes them.
+pub(crate) fn play_ring_bytes(played: &mut Played, index: u32, t: &Track, p: u64) {
+    let tail = t.ring.consumed();
+    let cap = t.ring.capacity();
+    let block = content::BLOCK as u64;
+    let mut done = 0;
+    while done < p {
+        let pos = tail + done;
+        let at = pos % cap;
+        // One block's piece at a time: ring positions and file offsets share their block
+        // alignment (reads are whole blocks), and a piece never crosses the file's wrap.
+        let n = (p - done).min(cap - at).min(block - pos % block);
+        // SAFETY: [tail, tail + p) is filled (checked by the caller) and owned by the consumer.
+        if let Some(ptr) = unsafe { t.ring.ptr(at) } {
+            let bytes = unsafe { std::slice::from_raw_parts(ptr, n as usize) };
+            // A block starting here: reads come in whole blocks, so its 16-byte tag is in the
+            // ring even where the period ends sooner.
+            // SAFETY: as above; the tag lies inside the block the read brought.
+            let tag = pos
+                .is_multiple_of(block)
+                .then(|| unsafe { std::slice::from_raw_parts(ptr, 16) });
+            check_piece(
+                played,
+                index,
+                bytes,
+                tag,
+                t.file_offset(pos),
+                t.content_id(),
+            );
         }
-        let mut b = tail.div_ceil(block) * block;
-        while b < tail + p {
-            // SAFETY: the block starts inside the consumer's region; reads come in whole blocks, so
-            // its 16-byte tag is there too.
-            if let Some(ptr) = unsafe { t.ring.ptr(b % cap) } {
-                let tag = unsafe { std::slice::from_raw_parts(ptr, 16) };
-                let off = t.file_offset(b);
-                if !content::check_tag(tag, t.content_id, off) && self.verify_error.is_none() {
-                    self.verify_error = Some((index, off));
-                }
-            }
-            b += block;
-        }
+        done += n;
     }
+}
+
+/// Checks `bytes`, which were read from file offset `offset` (within one block): the noise,
+/// and `tag`, the block's first 16 bytes, where a block starts there.
+pub(crate) fn check_piece(
+    played: &mut Played,
+    index: u32,
+    bytes: &[u8],
+    tag: Option<&[u8]>,
+    offset: u64,
+    id: u32,
+) {
+    if let Some(off) = content::noise_mismatch(bytes, offset)
+        && played.verify_error.is_none()
+    {
+        played.verify_error = Some((index, off));
+    }
+    if let Some(tag) = tag
+        && !content::check_tag(tag, id, offset)
+        && played.verify_error.is_none()
+    {
+        played.verify_error = Some((index, offset));
+    }
+    played.checksum = played.checksum.rotate_left(7) ^ u64::from(bytes[0]);
 }
 
 /// Writes one period of the track's tagged audio into its capture ring (the caller commits it).
@@ -143,7 +167,7 @@ pub(crate) fn record_bytes(t: &Track, p: u64) {
         // SAFETY: [head, head + p) is free (checked by the caller) and owned by the producer.
         if let Some(ptr) = unsafe { t.ring.ptr(at) } {
             let buf = unsafe { std::slice::from_raw_parts_mut(ptr, n as usize) };
-            content::fill_range(buf, t.content_id, t.file_offset(head + done));
+            content::fill_range(buf, t.content_id(), t.file_offset(head + done));
         }
         done += n;
     }

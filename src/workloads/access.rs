@@ -3,6 +3,8 @@
 
 use super::{Env, RunOutcome, Workload, check_span};
 use crate::error::Result;
+use crate::findings::Finding;
+use crate::fio::{self, FioJob};
 use crate::io::OpKind;
 use crate::io::driver::{Limits, OpSpec, Pattern};
 use crate::metrics as m;
@@ -97,18 +99,42 @@ impl Workload for Access {
         Ok(out)
     }
 
-    fn notes(&self, s: &Section) -> Vec<String> {
+    fn fio_jobs(
+        &self,
+        target: &crate::target::TargetInfo,
+        _io: &crate::io::IoSettings,
+    ) -> Vec<FioJob> {
+        let bs = fio::size(self.block.into());
+        let job = |name: &str, what: &str, rw: &str| {
+            let j = FioJob::new(
+                format!("access-{name}"),
+                format!("access: {what} reads of {}", fmt_size(self.block.into())),
+            )
+            .set("rw", rw)
+            .set("bs", &bs)
+            .flag("time_based")
+            .set("runtime", fio::secs(self.duration));
+            fio::single_file(j, target, self.size)
+        };
+        vec![
+            // One block's region, read over and over.
+            job("same-sector", SAME, "read").set("size", &bs),
+            job("sequential", SEQUENTIAL, "read"),
+            job("random", RANDOM, "randread").set("norandommap", 1),
+        ]
+    }
+
+    fn findings(&self, s: &Section) -> Vec<Finding> {
         let rate = |l: &str| {
             s.row(l)
                 .and_then(|r| r.get(&m::RATE_MB_PER_S))
                 .map(|f| f.spread.median)
         };
         match (rate(SAME), rate(SEQUENTIAL), rate(RANDOM)) {
-            (Some(a), Some(b), Some(c)) if b > 0.0 => vec![format!(
-                "relative to sequential: same sector {:.0}%, random {:.0}% — the gap is head movement (or, on flash, request overhead)",
-                100.0 * a / b,
-                100.0 * c / b
-            )],
+            (Some(a), Some(b), Some(c)) if b > 0.0 => vec![Finding::RelativeToSequential {
+                same_sector_pct: 100.0 * a / b,
+                random_pct: 100.0 * c / b,
+            }],
             _ => Vec::new(),
         }
     }

@@ -3,6 +3,7 @@
 
 use super::{Env, RunOutcome, Workload, check_span};
 use crate::error::Result;
+use crate::fio::{self, FioJob};
 use crate::io::OpKind;
 use crate::io::driver::{Limits, Pattern};
 use crate::metrics as m;
@@ -19,6 +20,42 @@ pub struct Mix {
     pub read_pct: u32,
     pub duration: Duration,
     pub size: u64,
+}
+
+impl Mix {
+    fn fio(&self, target: &crate::target::TargetInfo) -> Vec<FioJob> {
+        let job = |name: &str, what: String, rw: &str, bs: u32| {
+            let j = FioJob::new(format!("mix-{name}"), format!("mix: {what}"))
+                .set("rw", rw)
+                .set("bs", fio::size(bs.into()))
+                .flag("time_based")
+                .set("runtime", fio::secs(self.duration));
+            fio::single_file(j, target, self.size)
+        };
+        let (sb, rb) = (self.seq_block, self.random_block);
+        vec![
+            job(
+                "seq-read",
+                format!("{} sequential read", fmt_size(sb.into())),
+                "read",
+                sb,
+            ),
+            job(
+                "seq-write",
+                format!("{} sequential write", fmt_size(sb.into())),
+                "write",
+                sb,
+            ),
+            job(
+                "random",
+                format!("{} random, {}% read", fmt_size(rb.into()), self.read_pct),
+                "randrw",
+                rb,
+            )
+            .set("rwmixread", self.read_pct)
+            .set("norandommap", 1),
+        ]
+    }
 }
 
 impl Workload for Mix {
@@ -41,6 +78,14 @@ impl Workload for Mix {
             "duration_s_each": self.duration.as_secs_f64(),
             "size_bytes": self.size,
         })
+    }
+
+    fn fio_jobs(
+        &self,
+        target: &crate::target::TargetInfo,
+        _io: &crate::io::IoSettings,
+    ) -> Vec<FioJob> {
+        self.fio(target)
     }
 
     fn run_once(&mut self, env: &mut Env<'_>, run: u32) -> Result<RunOutcome> {

@@ -2,9 +2,12 @@
 //! figures with their spread.
 
 pub mod access;
+pub mod bounce;
+pub mod load;
 pub mod mix;
 pub mod patterns;
 pub mod realtime;
+pub mod sampler;
 pub mod seek;
 pub mod seq;
 pub mod stream;
@@ -16,10 +19,11 @@ use crate::control::Control;
 use crate::datadir::DataDir;
 use crate::dataset::{self, Span};
 use crate::error::{Error, Result};
+use crate::findings::Finding;
 use crate::io::IoSettings;
 use crate::io::driver::{DriveStats, Limits, Pattern, drive};
 use crate::metrics as m;
-use crate::result::{Metric, RunRow, Section, metric};
+use crate::result::{Detail, Metric, RowLatency, RunRow, Section, Transfers, metric};
 use crate::target::{TargetInfo, TargetKind};
 use crate::units::mb_per_s;
 use std::time::Duration;
@@ -104,6 +108,47 @@ impl Env<'_> {
     }
 }
 
+impl Env<'_> {
+    /// Bytes per second `spans` carry when `ranges` of them are read (or written) round robin in
+    /// `block` requests, `qd` in flight, for `duration`: what a butler serving many streams
+    /// gets from the device.
+    #[allow(clippy::too_many_arguments)]
+    pub fn round_robin_rate(
+        &mut self,
+        spans: &[&Span],
+        ranges: &[(u64, u64)],
+        block: u32,
+        qd: u32,
+        cached: bool,
+        kind: crate::io::OpKind,
+        duration: Duration,
+        label: &str,
+    ) -> Result<f64> {
+        let saved = self.io;
+        self.io = IoSettings {
+            backend: if qd > 1 {
+                crate::io::BackendKind::Uring
+            } else {
+                crate::io::BackendKind::Sync
+            },
+            queue_depth: qd,
+            cached,
+        };
+        let mut rr = patterns::RoundRobin::new(ranges, block);
+        if kind == crate::io::OpKind::Write {
+            rr = rr.writing();
+        }
+        let limits = Limits {
+            duration: Some(duration),
+            bytes: None,
+        };
+        let r = self.drive(spans, &mut rr, block, limits, label);
+        self.io = saved;
+        let s = r?;
+        Ok(mb_per_s(s.bytes(), s.elapsed) * 1e6)
+    }
+}
+
 /// `io` with its queue depth cut to the `ops` a transfer can have in flight, checked against the
 /// memory budget.
 fn fit_io(
@@ -133,12 +178,22 @@ pub trait Workload {
     fn name(&self) -> &'static str;
     /// A title for tables.
     fn title(&self) -> String;
+    /// Whether it measures the target (false for runs against a simulated device, which touch
+    /// nothing there).
+    fn uses_disk(&self) -> bool {
+        true
+    }
     /// Every setting, for the result document.
     fn settings(&self) -> serde_json::Value;
     /// One run. `run` counts from 0; patterns may seed their randomness with it.
     fn run_once(&mut self, env: &mut Env<'_>, run: u32) -> Result<RunOutcome>;
     /// Observations on the gathered figures (ratios, derived times).
-    fn notes(&self, _section: &Section) -> Vec<String> {
+    fn findings(&self, _section: &Section) -> Vec<Finding> {
+        Vec::new()
+    }
+    /// The same pattern as fio jobs, for `--fio-job` (empty for workloads fio cannot express,
+    /// such as the real-time ones).
+    fn fio_jobs(&self, _target: &TargetInfo, _io: &IoSettings) -> Vec<crate::fio::FioJob> {
         Vec::new()
     }
 }
@@ -151,9 +206,12 @@ pub struct RunOutcome {
     pub direct_refused: bool,
     pub interrupted: bool,
     /// Observations that depend on the target rather than on the figures.
-    pub notes: Vec<String>,
-    /// Structured detail for the document (telemetry, probes), from the last run.
-    pub extra: Option<serde_json::Value>,
+    pub findings: Vec<Finding>,
+    /// Detail for the document's charts (telemetry, probes), from the last run. A classic
+    /// workload's is made from its rows' latencies.
+    pub detail: Option<Detail>,
+    /// Each row's latency distribution (classic workloads, through `push`).
+    pub latencies: Vec<RowLatency>,
 }
 
 impl RunOutcome {
@@ -167,10 +225,13 @@ impl RunOutcome {
     ) {
         let mut metrics = standard_metrics(s);
         metrics.extend(extra);
-        self.rows.push(RunRow {
-            label: label.into(),
-            metrics,
+        let label = label.into();
+        self.latencies.push(RowLatency {
+            label: label.clone(),
+            read: s.read.latency.histogram(),
+            write: s.write.latency.histogram(),
         });
+        self.rows.push(RunRow { label, metrics });
         self.cached |= span_cached;
         self.interrupted |= s.interrupted;
     }
@@ -211,8 +272,8 @@ pub fn run_repeated(w: &mut dyn Workload, env: &mut Env<'_>, runs: u32) -> Resul
     let mut cached = false;
     let mut refused = false;
     let mut interrupted = false;
-    let mut run_notes: Vec<String> = Vec::new();
-    let mut extra = None;
+    let mut run_findings: Vec<Finding> = Vec::new();
+    let mut detail = None;
     for r in 0..runs {
         if env.ctl.cancelled() {
             interrupted = true;
@@ -229,12 +290,16 @@ pub fn run_repeated(w: &mut dyn Workload, env: &mut Env<'_>, runs: u32) -> Resul
         cached |= out.cached;
         refused |= out.direct_refused;
         interrupted |= out.interrupted;
-        if out.extra.is_some() {
-            extra = out.extra;
+        if out.detail.is_some() {
+            detail = out.detail;
+        } else if !out.latencies.is_empty() {
+            detail = Some(Detail::Transfers(Transfers {
+                rows: out.latencies,
+            }));
         }
-        for n in out.notes {
-            if !run_notes.contains(&n) {
-                run_notes.push(n);
+        for f in out.findings {
+            if !run_findings.contains(&f) {
+                run_findings.push(f);
             }
         }
         if !out.rows.is_empty() {
@@ -256,33 +321,34 @@ pub fn run_repeated(w: &mut dyn Workload, env: &mut Env<'_>, runs: u32) -> Resul
     s.cached = cached || env.io.cached || memory_fs.is_some();
     s.interrupted = interrupted;
     if let Some(fs) = memory_fs {
-        s.notes.push(format!(
-            "{fs} keeps files in memory: these figures are RAM speed, not a disk's, and are labelled cached"
-        ));
+        s.findings.push(Finding::MemoryFilesystem {
+            filesystem: fs.to_string(),
+        });
     } else if refused {
-        s.notes.push(format!(
-            "O_DIRECT is not supported by this filesystem ({}): measured through the page cache; figures are labelled cached",
-            env.target.fs_type.as_deref().unwrap_or("unknown")
-        ));
+        s.findings.push(Finding::DirectRefused {
+            filesystem: env
+                .target
+                .fs_type
+                .clone()
+                .unwrap_or_else(|| "unknown".into()),
+        });
     } else if env.io.cached {
-        s.notes
-            .push("measured through the page cache (--cached): figures include caching".into());
+        s.findings.push(Finding::CachedOnPurpose);
     }
     for row in &s.rows {
         if let Some(f) = row.figures.first()
             && let Some(dev) = f.spread.first_run_outlier()
         {
-            s.notes.push(format!(
-                    "{}: the first run was {:.0}% {} than the rest — a cache warming up? consider discarding it",
-                    row.label,
-                    dev.abs() * 100.0,
-                    if dev > 0.0 { "higher" } else { "lower" }
-                ));
+            s.findings.push(Finding::FirstRunOutlier {
+                row: row.label.clone(),
+                deviation_pct: 100.0 * dev,
+            });
         }
     }
-    s.notes.extend(w.notes(&s));
-    s.notes.extend(run_notes);
-    s.extra = extra;
+    let own = w.findings(&s);
+    s.findings.extend(own);
+    s.findings.extend(run_findings);
+    s.detail = detail;
     Ok(s)
 }
 

@@ -2,11 +2,13 @@
 //! the most record tracks, and the most playback tracks while recording half as many as the
 //! record answer — three `--find-max` searches, as one section.
 
-use super::stream::{SearchLimit, StreamKind, Streaming, planned_duration_s};
+use super::stream::{StreamKind, Streaming, planned_duration_s};
 use super::{Env, RunOutcome, Workload};
 use crate::audio::Format;
+use crate::capacity::{RealTimeDetail, RealTimeSearch};
 use crate::error::Result;
-use crate::result::{RunRow, Section};
+use crate::findings::Finding;
+use crate::result::{Detail, RunRow, Section};
 use crate::stream::{ButlerMode, Policy, StreamSpec};
 use crate::units::fmt_size;
 
@@ -60,10 +62,9 @@ impl RealTime {
     }
 }
 
-/// One search's answer, as the summary needs it.
-fn answer_of(out: &RunOutcome) -> u32 {
-    out.rows
-        .first()
+/// One search's answer: the track count of its first row.
+fn answer_of(rows: &[RunRow]) -> u32 {
+    rows.first()
         .and_then(|r| {
             r.metrics
                 .iter()
@@ -100,61 +101,53 @@ impl Workload for RealTime {
 
     fn run_once(&mut self, env: &mut Env<'_>, run: u32) -> Result<RunOutcome> {
         let mut out = RunOutcome::default();
-        let mut extra = serde_json::Map::new();
-        let mut take = |label: String,
-                        key: &str,
-                        w: &mut Streaming,
-                        env: &mut Env<'_>,
-                        out: &mut RunOutcome|
-         -> Result<u32> {
+        let mut detail = RealTimeDetail::default();
+        let take = |label: &str,
+                    w: &mut Streaming,
+                    env: &mut Env<'_>,
+                    out: &mut RunOutcome|
+         -> Result<RealTimeSearch> {
             let o = w.run_once(env, run)?;
             out.interrupted |= o.interrupted;
             out.cached |= o.cached;
-            out.notes
-                .extend(o.notes.iter().map(|n| format!("{label}: {n}")));
-            let answer = answer_of(&o);
-            if let Some(r) = o.rows.first() {
+            out.findings
+                .extend(o.findings.into_iter().map(|f| Finding::Of {
+                    search: label.to_string(),
+                    finding: Box::new(f),
+                }));
+            let answer = answer_of(&o.rows);
+            if let Some(r) = o.rows.into_iter().next() {
                 out.rows.push(RunRow {
-                    label,
-                    metrics: r.metrics.clone(),
+                    label: label.to_string(),
+                    metrics: r.metrics,
                 });
             }
-            extra.insert(
-                key.into(),
-                serde_json::json!({
-                    "answer": answer,
-                    "limited_by": w.main_limited_by,
-                    "search": o.extra,
-                }),
-            );
-            Ok(answer)
+            Ok(RealTimeSearch {
+                answer,
+                limited_by: w.main_limited_by,
+                search: match o.detail {
+                    Some(Detail::Search(s)) => Some(s),
+                    _ => None,
+                },
+            })
         };
         let mut play = self.search(StreamKind::Play, None)?;
-        take(PLAY_ROW.into(), "play", &mut play, env, &mut out)?;
-        if out.interrupted {
-            out.extra = Some(extra.into());
-            return Ok(out);
+        detail.play = Some(take(PLAY_ROW, &mut play, env, &mut out)?);
+        if !out.interrupted {
+            let mut record = self.search(StreamKind::Record, None)?;
+            let rec = take(RECORD_ROW, &mut record, env, &mut out)?;
+            let m = rec.answer / 2;
+            detail.record = Some(rec);
+            if !out.interrupted && m >= 1 {
+                let mut hdr = self.search(StreamKind::Hdr, Some(m))?;
+                detail.hdr = Some(take(HDR_ROW, &mut hdr, env, &mut out)?);
+            }
         }
-        let mut record = self.search(StreamKind::Record, None)?;
-        let rec = take(RECORD_ROW.into(), "record", &mut record, env, &mut out)?;
-        if !out.interrupted && rec >= 2 {
-            let mut hdr = self.search(StreamKind::Hdr, Some(rec / 2))?;
-            take(HDR_ROW.into(), "hdr", &mut hdr, env, &mut out)?;
-        }
-        out.extra = Some(extra.into());
+        out.detail = Some(Detail::RealTime(detail));
         Ok(out)
     }
 
-    fn notes(&self, _s: &Section) -> Vec<String> {
-        vec![format!(
-            "each answer is the most tracks that passed a --find-max search: no xrun, no ring below 20%, no drain, {} after a ring and {}; `trackbench play|record|hdr --find-max` searches with other settings",
-            crate::stream::spare_words(false),
-            crate::stream::steady_words()
-        )]
+    fn findings(&self, _s: &Section) -> Vec<Finding> {
+        vec![Finding::SuiteRule]
     }
-}
-
-/// What limited a search of `run`'s real-time section, from its document (`extra`).
-pub fn limited_by(extra: &serde_json::Value, key: &str) -> Option<SearchLimit> {
-    serde_json::from_value(extra.get(key)?.get("limited_by")?.clone()).ok()
 }

@@ -4,6 +4,8 @@
 
 use super::{Env, RunOutcome, Workload, check_span};
 use crate::error::Result;
+use crate::findings::Finding;
+use crate::fio::{self, FioJob};
 use crate::io::driver::Limits;
 use crate::metrics as m;
 use crate::result::{Section, metric};
@@ -85,25 +87,49 @@ impl Workload for Seek {
         Ok(out)
     }
 
-    fn notes(&self, s: &Section) -> Vec<String> {
-        let mut n = Vec::new();
-        let Some(row) = s.rows.first() else { return n };
-        if let (Some(a), Some(rpm)) = (row.get(&m::ACCESS_MS_MEAN), self.rpm) {
-            let rot = Self::rotational_ms(rpm);
-            if a.spread.median < rot {
-                n.push(format!(
-                    "the {:.2} ms access time is shorter than half a turn at {rpm} rpm ({rot:.2} ms): these reads did not wait for a platter (flash, or a cache in front of the disk)",
-                    a.spread.median
-                ));
-                return n;
+    fn fio_jobs(
+        &self,
+        target: &crate::target::TargetInfo,
+        _io: &crate::io::IoSettings,
+    ) -> Vec<FioJob> {
+        let j = FioJob::new(
+            "seek",
+            format!(
+                "seek: random {} reads over the whole span for {}",
+                fmt_size(self.block.into()),
+                humantime::format_duration(self.duration)
+            ),
+        )
+        .set("rw", "randread")
+        .set("bs", fio::size(self.block.into()))
+        .set("norandommap", 1)
+        .flag("time_based")
+        .set("runtime", fio::secs(self.duration));
+        vec![fio::single_file(j, target, self.size)]
+    }
+
+    fn findings(&self, s: &Section) -> Vec<Finding> {
+        let access = s
+            .rows
+            .first()
+            .and_then(|r| r.get(&m::ACCESS_MS_MEAN))
+            .map(|a| a.spread.median);
+        let (Some(access_ms), Some(rpm)) = (access, self.rpm) else {
+            return Vec::new();
+        };
+        let half_turn_ms = Self::rotational_ms(rpm);
+        vec![if access_ms < half_turn_ms {
+            Finding::NoPlatterWait {
+                access_ms,
+                rpm,
+                half_turn_ms,
             }
-            n.push(format!(
-                "at {rpm} rpm, half a turn takes {rot:.2} ms: {:.0}% of the {:.2} ms access time; the rest ({:.2} ms) is seek and transfer",
-                100.0 * rot / a.spread.median.max(f64::MIN_POSITIVE),
-                a.spread.median,
-                (a.spread.median - rot).max(0.0)
-            ));
-        }
-        n
+        } else {
+            Finding::RotationShare {
+                access_ms,
+                rpm,
+                half_turn_ms,
+            }
+        }]
     }
 }

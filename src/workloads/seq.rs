@@ -4,6 +4,8 @@
 use super::{Env, RunOutcome, Workload, check_span};
 use crate::dataset;
 use crate::error::Result;
+use crate::findings::Finding;
+use crate::fio::{self, FioJob};
 use crate::io::OpKind;
 use crate::io::driver::Limits;
 use crate::metrics as m;
@@ -91,15 +93,55 @@ impl Workload for Seq {
         Ok(out)
     }
 
-    fn notes(&self, s: &Section) -> Vec<String> {
-        let mut n = Vec::new();
-        if let Some(r) = s.row("read").and_then(|r| r.get(&m::NAIVE_TRACKS)) {
-            n.push(format!(
-                "{:.0} tracks is what the sequential read rate alone predicts; streaming many files at once gets fewer (see sweep)",
-                r.spread.median
-            ));
+    fn fio_jobs(
+        &self,
+        target: &crate::target::TargetInfo,
+        io: &crate::io::IoSettings,
+    ) -> Vec<FioJob> {
+        let mut jobs = Vec::new();
+        let bs = fio::size(self.block.into());
+        if self.mode != SeqMode::Read {
+            let mut j = FioJob::new(
+                "seq-write",
+                format!(
+                    "seq: sequential write of {} in {} requests",
+                    fmt_size(self.size),
+                    fmt_size(self.block.into())
+                ),
+            )
+            .set("rw", "write")
+            .set("bs", &bs);
+            if io.cached {
+                // trackbench's figure includes flushing what the page cache still holds.
+                j = j.set("end_fsync", 1);
+            }
+            jobs.push(fio::single_file(j, target, self.size));
         }
-        n
+        if self.mode != SeqMode::Write {
+            let j = FioJob::new(
+                "seq-read",
+                format!(
+                    "seq: sequential read of {} in {} requests",
+                    fmt_size(self.size),
+                    fmt_size(self.block.into())
+                ),
+            )
+            .set("rw", "read")
+            .set("bs", &bs)
+            .set("size", fio::size(self.size));
+            jobs.push(fio::single_file(j, target, self.size));
+        }
+        jobs
+    }
+
+    fn findings(&self, s: &Section) -> Vec<Finding> {
+        s.row("read")
+            .and_then(|r| r.get(&m::NAIVE_TRACKS))
+            .map(|r| Finding::NaiveCount {
+                tracks: r.spread.median,
+            })
+            .into_iter()
+            .collect()
     }
 }
 

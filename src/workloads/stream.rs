@@ -3,22 +3,23 @@
 //! the naive (sequential-rate) count, the parallel butler's count and the default engine's count
 //! beside it.
 
-use super::patterns::{RoundRobin, Sequential};
+use super::patterns::Sequential;
 use super::{Env, RunOutcome, Workload};
 use crate::audio::DATA_OFFSET;
-use crate::capacity::{Capacity, ProbeResult, find_max};
+use crate::capacity::{
+    Capacity, CapacityReport, GuessRates, ProbeResult, SearchDetail, SearchLimit, find_max,
+};
 use crate::dataset::{self, Span};
 use crate::error::{Error, Result};
+use crate::findings::{Finding, TrailStep, Way};
 use crate::io::driver::Limits;
-use crate::io::{self, BackendKind, OpKind, OpenMode};
+use crate::io::{self, OpKind, OpenMode};
 use crate::metrics as m;
-use crate::result::{Metric, RunRow, Section, metric};
+use crate::result::{Detail, Metric, RunRow, Section, metric};
 use crate::stream::real::StreamFile;
 use crate::stream::ring::RingMemory;
 use crate::stream::sim::{DeviceModel, simulate};
-use crate::stream::{
-    ButlerMode, Policy, Shortcoming, StreamOutcome, StreamSpec, Verdict, min_run_s, real,
-};
+use crate::stream::{ButlerMode, Policy, StreamOutcome, StreamSpec, min_run_s, real};
 use crate::units::fmt_size;
 use serde::Serialize;
 use std::os::fd::AsRawFd;
@@ -67,9 +68,6 @@ const LOCATE_NOTE_MS: f64 = 10_000.0;
 /// Reads in flight while a search's probe prefills its rings.
 const LOCATE_QUEUE_DEPTH: u32 = 32;
 
-/// Longest playback file: reads wrap around at its end, as a looping DAW transport would.
-const PLAY_FILE_MAX_S: f64 = 8.0;
-
 impl Streaming {
     fn label(&self, spec: &StreamSpec) -> String {
         match self.kind {
@@ -92,13 +90,6 @@ impl Streaming {
         }
     }
 
-    fn play_len(&self, spec: &StreamSpec) -> u64 {
-        let rate = spec.format.bytes_per_second() as f64;
-        let secs = (spec.duration_ns as f64 / 1e9 + spec.policy.buffer_s).min(PLAY_FILE_MAX_S);
-        let bytes = (secs * rate) as u64;
-        bytes.max(spec.ring_bytes() + spec.policy.chunk_bytes)
-    }
-
     fn one_real(
         &self,
         env: &mut Env<'_>,
@@ -107,11 +98,8 @@ impl Streaming {
     ) -> Result<StreamOutcome> {
         let what = format!("{:?} (it writes test files)", self.kind).to_lowercase();
         let direct = spec.policy.direct;
-        let play_len = self.play_len(spec);
-        let rec_len =
-            (spec.ticks() * spec.period_bytes() + spec.ring_bytes() + spec.policy.chunk_bytes)
-                .div_ceil(4096)
-                * 4096;
+        let play_len = crate::stream::play_file_bytes(spec);
+        let rec_len = crate::stream::record_file_bytes(spec);
         let rings_bytes = u64::from(spec.tracks()) * spec.ring_bytes();
         env.memory.check(
             &format!(
@@ -226,7 +214,7 @@ impl Streaming {
         let rate = spec.format.bytes_per_second() as f64;
         if let Some(m) = &self.device {
             // The model serves reads and writes alike.
-            let spacing = self.play_len(spec) + 4096;
+            let spacing = crate::stream::play_file_bytes(spec) + DATA_OFFSET;
             let rr = chunk as f64 / (m.occupancy_ns(chunk, Some(spacing)) as f64 / 1e9);
             let seq = (1u64 << 20) as f64 / (m.occupancy_ns(1 << 20, None) as f64 / 1e9);
             let both = |x: f64| Rates { read: x, write: x };
@@ -244,7 +232,7 @@ impl Streaming {
         );
         let files = 64usize;
         let (format, direct) = (spec.format, spec.policy.direct);
-        let play_len = self.play_len(spec);
+        let play_len = crate::stream::play_file_bytes(spec);
         let (dd, ctl) = env.data_dir("the first guess")?;
         let (play, _) = dataset::ensure_wavs(dd, "play", files, &format, play_len, !direct, ctl)?;
         let (mut span, _) = dataset::ensure_wavs(dd, "span", 1, &format, 256 << 20, false, ctl)?;
@@ -261,21 +249,7 @@ impl Streaming {
             duration: Some(Duration::from_secs(1)),
             bytes: None,
         };
-        let saved = env.io;
         let round_robin = |env: &mut Env<'_>, qd: u32, kind: OpKind| -> Result<f64> {
-            env.io = crate::io::IoSettings {
-                backend: if qd > 1 {
-                    BackendKind::Uring
-                } else {
-                    BackendKind::Sync
-                },
-                queue_depth: qd,
-                cached: !direct,
-            };
-            let mut rr = RoundRobin::new(&ranges, chunk as u32);
-            if kind == OpKind::Write {
-                rr = rr.writing();
-            }
             let label = format!(
                 "first guess: {files} files {} round robin, {qd} in flight",
                 if kind == OpKind::Read {
@@ -284,10 +258,16 @@ impl Streaming {
                     "written"
                 }
             );
-            let r = env.drive(&refs, &mut rr, chunk as u32, lim, &label);
-            env.io = saved;
-            let s = r?;
-            Ok(crate::units::mb_per_s(s.bytes(), s.elapsed) * 1e6)
+            env.round_robin_rate(
+                &refs,
+                &ranges,
+                chunk as u32,
+                qd,
+                !direct,
+                kind,
+                Duration::from_secs(1),
+                &label,
+            )
         };
         let both = |env: &mut Env<'_>, qd: u32| -> Result<Rates> {
             Ok(Rates {
@@ -336,42 +316,31 @@ impl Streaming {
         };
         let mut notes = Vec::new();
         let mb = |x: f64| x / 1e6;
-        if reads {
-            notes.push(format!(
-                "first guess from {files} files read round robin at {}: {:.0} MB/s; sequential read at 1M: {:.0} MB/s",
-                fmt_size(chunk),
-                mb(serial.read),
-                mb(seq.read)
-            ));
-        }
-        if writes {
-            notes.push(format!(
-                "first guess from {files} files written round robin at {}: {:.0} MB/s; sequential write at 1M: {:.0} MB/s",
-                fmt_size(chunk),
-                mb(serial.write),
-                mb(seq.write)
-            ));
+        for (on, way, rr, sq) in [
+            (reads, Way::Read, serial.read, seq.read),
+            (writes, Way::Write, serial.write, seq.write),
+        ] {
+            if on {
+                notes.push(Finding::FirstGuess {
+                    files: files as u32,
+                    way,
+                    chunk_bytes: chunk,
+                    round_robin_mb_s: mb(rr),
+                    sequential_mb_s: mb(sq),
+                });
+            }
         }
         if let Some(q) = parallel_qd {
-            notes.push(format!(
-                "the same with {q} requests in flight: {}",
-                [
-                    (reads, "read", parallel.read),
-                    (writes, "write", parallel.write)
-                ]
-                .iter()
-                .filter(|x| x.0)
-                .map(|x| format!("{} {:.0} MB/s", x.1, mb(x.2)))
-                .collect::<Vec<_>>()
-                .join(", ")
-            ));
+            notes.push(Finding::ParallelGuess {
+                queue_depth: q,
+                read_mb_s: reads.then(|| mb(parallel.read)),
+                write_mb_s: writes.then(|| mb(parallel.write)),
+            });
         }
         // Scattered chunk transfers that beat a sequential one came from a cache (files just
         // written sit in the host's or the drive's cache): guess from the sequential rate then.
         if (reads && serial.read > seq.read) || (writes && serial.write > seq.write) {
-            notes.push(
-                "the round robin beat the sequential transfer (a cache answered): the search starts from the sequential rate".into(),
-            );
+            notes.push(Finding::CacheAnsweredGuess);
         }
         let serial = Rates {
             read: serial.read.min(seq.read),
@@ -455,7 +424,7 @@ impl Streaming {
                 env.memory.limit / base.ring_bytes().max(1),
                 SearchLimit::Memory,
             ));
-            let file = self.play_len(base)
+            let file = crate::stream::play_file_bytes(base)
                 + base.duration_ns / 1_000_000_000 * base.format.bytes_per_second();
             if let Some(free) = env.target.free_bytes {
                 limits.push((free / 2 / file.max(1), SearchLimit::Space));
@@ -466,31 +435,6 @@ impl Streaming {
             .min_by_key(|l| l.0)
             .expect("the engine's ceiling is always there");
         (((total as f64 / per) as u64).max(1) as u32, why)
-    }
-}
-
-/// What capped a search.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SearchLimit {
-    /// `--max-tracks`.
-    MaxTracks,
-    /// The rings may take at most half of RAM.
-    Memory,
-    /// Test files may take at most half of the free space.
-    Space,
-    /// The engine's own ceiling (20,000 tracks).
-    Engine,
-}
-
-impl SearchLimit {
-    pub fn words(self) -> &'static str {
-        match self {
-            SearchLimit::MaxTracks => "the --max-tracks limit",
-            SearchLimit::Memory => "the memory the rings may take (half of RAM, or --max-memory)",
-            SearchLimit::Space => "the free space test files may take (half of it)",
-            SearchLimit::Engine => "the engine's ceiling of 20000 tracks",
-        }
     }
 }
 
@@ -557,52 +501,49 @@ fn outcome_metrics(o: &StreamOutcome) -> Vec<Metric> {
     m
 }
 
-fn verdict_word(v: Verdict) -> &'static str {
-    v.word()
-}
-
-/// A run's shortcoming in words.
-fn shortcoming_note(s: &Shortcoming, o: &StreamOutcome) -> String {
-    match *s {
-        Shortcoming::Xruns { count } => format!(
-            "{count} xrun(s): a ring ran dry (playback) or full (capture){}",
-            o.first_xrun_ms.map_or(String::new(), |t| format!(
-                ", the first {t:.0} ms into the run"
-            ))
-        ),
-        Shortcoming::BelowMargin {
-            worst_pct,
-            margin_pct,
-        } => format!(
-            "a ring fell to {worst_pct:.1}% of its capacity, below the {margin_pct:.0}% margin: no xrun, but too close to call safe"
-        ),
-        Shortcoming::Draining { shortfall_pct } => format!(
-            "the butler brought {shortfall_pct:.1}% less audio than the tracks used{}: the rings are draining, so the run counts as marginal even where no ring reached the margin yet",
-            o.sustain
-                .and_then(|su| su.margin_in_s)
-                .map_or(String::new(), |m| format!(
-                    " (the average ring would reach the margin about {m:.0} s in)"
-                ))
-        ),
-        Shortcoming::NoSpareCapacity {
-            idle_pct,
-            needed_pct,
-        } => format!(
-            "the butler was idle only {idle_pct:.2}% of the steady part of the run (a pass needs {needed_pct}%): the device ran at its limit with nothing to spare, so this count is at or above what it sustains, even where the rings had not drained far yet"
-        ),
-        Shortcoming::LosingGround {
-            shortfall_pct,
-            idle_pct,
-            ample_pct,
-        } => format!(
-            "the rings lost ground (the butler brought {shortfall_pct:.2}% less than the tracks used, within the trend's noise) and the butler was idle only {idle_pct:.1}% of the time (spare capacity needs the rings holding their level or {ample_pct:.0}% idle): a device that lends time after each gap looks idle while it falls behind, so this count is not proven"
-        ),
-        Shortcoming::TooShort { ran_s, needed_s } => format!(
-            "too short to tell: the run lasted {ran_s:.1} s, and the prefilled rings alone could carry that; a run can pass only after one ring's length plus {} ({needed_s:.1} s): use --duration {}s or more",
-            crate::stream::steady_words(),
-            (needed_s + 1.0).ceil()
-        ),
+/// What one streaming run observed besides its figures.
+fn run_findings(spec: &StreamSpec, o: &StreamOutcome) -> Vec<Finding> {
+    let mut f = Vec::new();
+    if let Some(n) = &o.realtime_note {
+        f.push(Finding::NotRealTime { reason: n.clone() });
     }
+    if o.locate_ms > LOCATE_NOTE_MS {
+        f.push(Finding::LongLocate {
+            locate_ms: o.locate_ms,
+        });
+    }
+    if let Some(l) = &o.tick_lateness {
+        let period_us = spec.period_ns() as f64 / 1000.0;
+        if l.max_us > period_us / 2.0 {
+            f.push(Finding::LateTick {
+                max_us: l.max_us,
+                period_us,
+            });
+        }
+    }
+    if let Some(sc) = o.shortcoming {
+        f.push(Finding::DidNotPass {
+            shortcoming: sc,
+            first_xrun_ms: o.first_xrun_ms,
+            margin_in_s: o.sustain.and_then(|s| s.margin_in_s),
+        });
+    } else if let Some(idle_pct) = o.butler_idle_pct {
+        f.push(Finding::SpareCapacity { idle_pct });
+    }
+    if let (Some(d), Some(ratio)) = (o.device_read_bytes, o.read_amplification()) {
+        f.push(Finding::ReadAmplification {
+            device_read_bytes: d,
+            played_bytes: o.played_bytes,
+            ratio,
+            direct: spec.policy.direct,
+        });
+    }
+    if o.stopped_early {
+        f.push(Finding::StoppedEarly {
+            after_s: o.ran_ms / 1000.0,
+        });
+    }
+    f
 }
 
 /// How long each run lasts when `--duration` is not given: a search's probes as long as it
@@ -638,7 +579,7 @@ struct Estimates {
     /// Sequential at 1 MiB: the naive count.
     seq: Rates,
     track_rate: f64,
-    notes: Vec<String>,
+    notes: Vec<Finding>,
 }
 
 impl Estimates {
@@ -658,18 +599,6 @@ impl Estimates {
     }
 }
 
-#[derive(Serialize)]
-struct CapacityReport {
-    label: String,
-    profile: String,
-    butler: String,
-    play_tracks: u32,
-    record_tracks: u32,
-    /// What stopped the search short of a failing count, if anything did.
-    limited_by: Option<SearchLimit>,
-    capacity: Capacity,
-}
-
 impl Workload for Streaming {
     fn name(&self) -> &'static str {
         match self.kind {
@@ -677,6 +606,10 @@ impl Workload for Streaming {
             StreamKind::Record => "record",
             StreamKind::Hdr => "hdr",
         }
+    }
+
+    fn uses_disk(&self) -> bool {
+        self.device.is_none()
     }
 
     fn title(&self) -> String {
@@ -725,80 +658,35 @@ impl Workload for Streaming {
         }
         out.cached = self.device.is_none() && !self.spec.policy.direct;
         if out.cached {
-            out.notes.push(format!(
-                "profile {} reads and writes through the page cache, as the program does; its read-ahead is part of the cost",
-                self.spec.policy.profile
-            ));
+            out.findings.push(Finding::ThroughPageCache {
+                profile: self.spec.policy.profile.clone(),
+            });
         }
         if let Some((asked_s, min_chunks)) = self.spec.ring_raised().filter(|_| self.buffer_asked) {
-            out.notes.push(format!(
-                "--buffer {asked_s}s was raised: a ring of this engine holds at least {min_chunks} chunks of {}, so each ring holds {} = {:.2} s",
-                fmt_size(self.spec.policy.chunk_bytes),
-                fmt_size(self.spec.ring_bytes()),
-                self.spec.ring_s()
-            ));
+            out.findings.push(Finding::RingRaised {
+                asked_s,
+                min_chunks,
+                chunk_bytes: self.spec.policy.chunk_bytes,
+                ring_bytes: self.spec.ring_bytes(),
+                ring_s: self.spec.ring_s(),
+            });
         }
         if !self.find_max {
             let spec = self.spec.clone();
             let o = self.one(env, &spec, &mut RingMemory::new())?;
-            if let Some(n) = &o.realtime_note {
-                out.notes.push(format!(
-                    "{n}: the tick ran anyway, and its lateness is reported"
-                ));
-            }
-            if o.locate_ms > LOCATE_NOTE_MS {
-                let d = Duration::from_secs((o.locate_ms / 1000.0).round() as u64);
-                out.notes.push(format!(
-                    "the locate (filling every ring before playback starts) took {}: pressing play in a session like this would hang that long before a sound",
-                    humantime::format_duration(d)
-                ));
-            }
-            if let Some(l) = &o.tick_lateness {
-                let period_us = spec.period_ns() as f64 / 1000.0;
-                if l.max_us > period_us / 2.0 {
-                    out.notes.push(format!(
-                        "the audio tick woke up to {:.0} µs late (period {:.0} µs): scheduling trouble on this machine, not the disk",
-                        l.max_us, period_us
-                    ));
-                }
-            }
-            if let Some(sc) = &o.shortcoming {
-                out.notes.push(shortcoming_note(sc, &o));
-            } else if let Some(i) = o.butler_idle_pct {
-                out.notes.push(format!(
-                    "the butler was idle {i:.1}% of the steady part of the run: the device had that much to spare"
-                ));
-            }
-            if let (Some(d), Some(a)) = (o.device_read_bytes, o.read_amplification()) {
-                out.notes.push(format!(
-                    "the device read {} while the tracks played {}: read amplification {a:.2}x{}",
-                    fmt_size(d),
-                    fmt_size(o.played_bytes),
-                    if spec.policy.direct {
-                        " (O_DIRECT: what was read is what played, plus the rings' refills and other readers of the device)"
-                    } else {
-                        " (through the page cache: the kernel's read-ahead is part of what the program costs)"
-                    }
-                ));
-            }
-            if o.stopped_early {
-                out.notes.push(format!(
-                    "stopped after {:.1} s, as soon as the run could no longer pass",
-                    o.ran_ms / 1000.0
-                ));
-            }
+            out.findings.extend(run_findings(&spec, &o));
             out.interrupted = o.interrupted;
             out.rows.push(RunRow {
-                label: format!("{}: {}", self.label(&spec), verdict_word(o.verdict)),
+                label: format!("{}: {}", self.label(&spec), o.verdict.word()),
                 metrics: outcome_metrics(&o),
             });
-            out.extra = Some(serde_json::to_value(&o).expect("outcome serialises"));
+            out.detail = Some(Detail::Stream(Box::new(o)));
             return Ok(out);
         }
 
         let est = self.estimates(env)?;
         let naive = est.tracks(est.seq, self.kind, 0.0);
-        out.notes.extend(est.notes.iter().cloned());
+        out.findings.extend(est.notes.iter().cloned());
         let mut reports = Vec::new();
         let ratios: Vec<f64> = match (self.kind, self.hdr_record) {
             (StreamKind::Hdr, None) => HDR_RATIOS.to_vec(),
@@ -892,32 +780,21 @@ impl Workload for Streaming {
                 label: label.clone(),
                 metrics,
             });
-            let trail: Vec<String> = cap
-                .probes
-                .iter()
-                .map(|pr| {
-                    format!(
-                        "{}{} {}",
-                        if pr.confirmation { "confirm " } else { "" },
-                        pr.count,
-                        verdict_word(pr.verdict).to_lowercase()
-                    )
-                })
-                .collect();
-            out.notes.push(format!(
-                "{label}: {} -> {}{}{}",
-                trail.join(", "),
-                cap.answer,
-                if cap.confirmed {
-                    " (confirmed)"
-                } else {
-                    " (not confirmed)"
-                },
-                limited_by.map_or(String::new(), |w| format!(
-                    ", stopped at {}: the disk may carry more",
-                    w.words()
-                ))
-            ));
+            out.findings.push(Finding::SearchTrail {
+                label: label.clone(),
+                probes: cap
+                    .probes
+                    .iter()
+                    .map(|pr| TrailStep {
+                        count: pr.count,
+                        verdict: pr.verdict,
+                        confirmation: pr.confirmation,
+                    })
+                    .collect(),
+                answer: cap.answer,
+                confirmed: cap.confirmed,
+                limited_by,
+            });
             if i == 0 {
                 main_answer = cap.answer;
                 self.main_limited_by = limited_by;
@@ -944,28 +821,29 @@ impl Workload for Streaming {
         if let Some((slack_s, cycle_s)) = wave_times(&self.spec)
             && wave_share < 0.999
         {
-            out.notes.push(format!(
-                "tracks starting in phase all ask for a refill on the same tick, and each must get it within {slack_s:.2} s (before its ring passes the margin) instead of within a refill cycle of {cycle_s:.2} s: these rings let a session in phase use at most {:.0}% of what the disk streams; bigger rings (--buffer) or --stagger show the rest",
-                100.0 * wave_share
-            ));
+            out.findings.push(Finding::InPhaseWave {
+                slack_s,
+                cycle_s,
+                share_pct: 100.0 * wave_share,
+            });
         }
-        out.extra = Some(serde_json::json!({
-            "wave_share": wave_share,
-            "naive_tracks": naive,
-            "first_guess_tracks": est.tracks(est.own, self.kind, 0.0),
-            "first_guess_parallel_tracks": est.tracks(est.parallel, self.kind, 0.0),
-            "rates_bytes_per_s": {
-                "round_robin_read": est.own.read,
-                "round_robin_write": est.own.write,
-                "sequential_read": est.seq.read,
-                "sequential_write": est.seq.write,
+        out.detail = Some(Detail::Search(SearchDetail {
+            wave_share,
+            naive_tracks: naive,
+            first_guess_tracks: est.tracks(est.own, self.kind, 0.0),
+            first_guess_parallel_tracks: est.tracks(est.parallel, self.kind, 0.0),
+            rates_bytes_per_s: GuessRates {
+                round_robin_read: est.own.read,
+                round_robin_write: est.own.write,
+                sequential_read: est.seq.read,
+                sequential_write: est.seq.write,
             },
-            "searches": reports,
+            searches: reports,
         }));
         Ok(out)
     }
 
-    fn notes(&self, s: &Section) -> Vec<String> {
+    fn findings(&self, s: &Section) -> Vec<Finding> {
         let mut n = Vec::new();
         if !self.find_max {
             return n;
@@ -977,59 +855,48 @@ impl Workload for Streaming {
             let tracks = first.get(&m::TRACKS).map_or(0.0, |f| f.spread.median);
             let naive = first.get(&m::NAIVE_TRACKS).map_or(0.0, |f| f.spread.median);
             if naive > 0.0 && self.kind != StreamKind::Hdr {
-                let dir = if self.kind == StreamKind::Record {
-                    "write"
-                } else {
-                    "read"
-                };
-                n.push(match self.main_limited_by {
-                    Some(w) => format!(
-                        "at least {tracks:.0} tracks hold in real time (the search stopped at {}); the sequential {dir} rate alone would promise {naive:.0}",
-                        w.words()
-                    ),
-                    None => format!(
-                        "{tracks:.0} tracks hold in real time; the sequential {dir} rate alone would promise {naive:.0} ({:.0}% of that)",
-                        100.0 * tracks / naive
-                    ),
+                n.push(Finding::RealTimeAnswer {
+                    tracks,
+                    naive_tracks: naive,
+                    way: if self.kind == StreamKind::Record {
+                        Way::Write
+                    } else {
+                        Way::Read
+                    },
+                    limited_by: self.main_limited_by,
                 });
             }
             if let Some(qd) = self.compare_parallel {
                 let par = format!("{} · parallel:{qd}", self.spec.policy.profile);
                 if let Some(p) = get(&par, &m::TRACKS) {
-                    n.push(format!(
-                        "a serial butler leaves {:.0} tracks on the table: the parallel butler (io_uring, {qd} in flight) holds {p:.0}",
-                        (p - tracks).max(0.0)
-                    ));
+                    n.push(Finding::SerialLeaves {
+                        queue_depth: qd,
+                        serial_tracks: tracks,
+                        parallel_tracks: p,
+                    });
                 }
             }
         }
-        n.push(format!(
-            "each probe ran up to {:.1} s: a count passes only after one ring ({:.2} s) and {}, with no xrun, no ring below the margin, no drain, {} (spare capacity measured, not assumed); a probe that could no longer pass stopped at once",
-            self.spec.duration_ns as f64 / 1e9,
-            self.spec.ring_s(),
-            crate::stream::steady_words(),
-            crate::stream::spare_words(self.device.is_some())
-        ));
+        n.push(Finding::ProbeRule {
+            probe_s: self.spec.duration_ns as f64 / 1e9,
+            ring_s: self.spec.ring_s(),
+            simulated: self.device.is_some(),
+        });
         if self.compare_parallel.is_none()
             && self.spec.butler == ButlerMode::Serial
             && self.kind != StreamKind::Hdr
         {
-            n.push("add --compare-parallel to see what a parallel butler (io_uring) holds on this target".into());
+            n.push(Finding::TryCompareParallel);
         }
-        n.push(format!(
-            "answers hold for: {} at {}, period {}, {} rings, {} chunks, margin {:.0}%{}",
-            self.spec.policy.profile,
-            self.spec.format,
-            self.spec.period_frames,
-            fmt_size(self.spec.ring_bytes()),
-            fmt_size(self.spec.policy.chunk_bytes),
-            self.spec.margin * 100.0,
-            if self.spec.stagger {
-                ", staggered starts"
-            } else {
-                ", tracks starting in phase"
-            }
-        ));
+        n.push(Finding::AnswersHoldFor {
+            profile: self.spec.policy.profile.clone(),
+            format: self.spec.format.to_string(),
+            period_frames: self.spec.period_frames,
+            ring_bytes: self.spec.ring_bytes(),
+            chunk_bytes: self.spec.policy.chunk_bytes,
+            margin_pct: self.spec.margin * 100.0,
+            staggered: self.spec.stagger,
+        });
         n
     }
 }

@@ -5,6 +5,8 @@
 use super::{Env, RunOutcome, Workload, check_span};
 use crate::dataset;
 use crate::error::{Error, Result};
+use crate::findings::Finding;
+use crate::fio::{self, FioJob};
 use crate::io::driver::Limits;
 use crate::metrics as m;
 use crate::result::{Section, metric};
@@ -124,25 +126,52 @@ impl Workload for Sweep {
         Ok(out)
     }
 
-    fn notes(&self, s: &Section) -> Vec<String> {
+    fn fio_jobs(
+        &self,
+        _target: &crate::target::TargetInfo,
+        _io: &crate::io::IoSettings,
+    ) -> Vec<FioJob> {
+        self.blocks
+            .iter()
+            .map(|&bs| {
+                FioJob::new(
+                    format!("sweep-{}", fio::size(bs.into())),
+                    format!(
+                        "sweep: {} files read round robin, one {} request each in turn",
+                        self.files,
+                        fmt_size(bs.into())
+                    ),
+                )
+                .set("rw", "read")
+                .set("bs", fio::size(bs.into()))
+                .set("nrfiles", self.files)
+                .set("filesize", fio::size(self.file_size))
+                .set("size", fio::size(self.file_size * u64::from(self.files)))
+                .set("filename_format", "trackbench-sweep.$filenum")
+                .set("file_service_type", "roundrobin:1")
+                .set("openfiles", self.files)
+                .flag("time_based")
+                .set("runtime", fio::secs(self.duration))
+            })
+            .collect()
+    }
+
+    fn findings(&self, s: &Section) -> Vec<Finding> {
         let best = s
             .rows
             .iter()
             .filter_map(|r| Some((r, r.get(&m::TRACKS)?.spread.median)))
             .max_by(|a, b| a.1.total_cmp(&b.1));
-        let mut n = Vec::new();
-        if let Some((row, tracks)) = best {
-            let ram = row
+        best.map(|(row, tracks)| Finding::BestBlock {
+            block: row.label.clone(),
+            tracks,
+            ram_bytes: row
                 .get(&m::RAM_TOTAL_BYTES)
-                .map_or(0.0, |f| f.spread.median);
-            n.push(format!(
-                "most tracks at {}: {tracks:.0}, needing {} of buffers; tracks are what {} files round robin sustain, not a real-time guarantee",
-                row.label,
-                fmt_size(ram as u64),
-                self.files
-            ));
-        }
-        n
+                .map_or(0.0, |f| f.spread.median) as u64,
+            files: self.files,
+        })
+        .into_iter()
+        .collect()
     }
 }
 

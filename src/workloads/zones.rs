@@ -3,12 +3,13 @@
 
 use super::{Env, RunOutcome, Workload, check_span};
 use crate::error::Result;
+use crate::findings::Finding;
+use crate::fio::{self, FioJob};
 use crate::io::OpKind;
 use crate::io::driver::Limits;
 use crate::metrics as m;
 use crate::result::{Section, metric};
 use crate::target::TargetKind;
-use crate::units::fmt_size;
 use crate::workloads::patterns::Sequential;
 use std::time::Duration;
 
@@ -22,6 +23,14 @@ pub struct Zones {
     pub duration: Duration,
     /// Size of the test file on a directory target.
     pub size: u64,
+}
+
+/// Bytes read at each of `n` points of a span of `len` bytes, and the stride between their starts:
+/// spread so that the first reads the very start and the last ends at the very end.
+fn points(len: u64, n: u64, bs: u64, bytes_per_point: u64) -> (u64, u64) {
+    let per_point = (bytes_per_point.min(len / n) / 4096 * 4096).max(bs);
+    let stride = len.saturating_sub(per_point) / (n - 1) / 4096 * 4096;
+    (per_point, stride)
 }
 
 impl Workload for Zones {
@@ -46,15 +55,15 @@ impl Workload for Zones {
         let n = u64::from(self.points);
         let bs = u64::from(self.block);
         check_span(&span, n * bs)?;
-        // Points spread so that the first reads the very start and the last ends at the very end.
-        let per_point = (self.bytes_per_point.min(span.len() / n) / 4096 * 4096).max(bs);
-        let stride = (span.len() - per_point) / (n - 1) / 4096 * 4096;
+        let (per_point, stride) = points(span.len(), n, bs, self.bytes_per_point);
         let mut out = RunOutcome {
             direct_refused: span.direct_refused,
             ..RunOutcome::default()
         };
-        out.notes
-            .extend(layout_caveat(env.target.kind).map(str::to_string));
+        if env.target.kind != TargetKind::BlockDevice {
+            // On a file, positions in it are not positions on a surface.
+            out.findings.push(Finding::FileLayout);
+        }
         for i in 0..n {
             if env.ctl.cancelled() {
                 out.interrupted = true;
@@ -93,30 +102,56 @@ impl Workload for Zones {
         Ok(out)
     }
 
-    fn notes(&self, s: &Section) -> Vec<String> {
-        let mut n = Vec::new();
+    fn fio_jobs(
+        &self,
+        target: &crate::target::TargetInfo,
+        _io: &crate::io::IoSettings,
+    ) -> Vec<FioJob> {
+        let span = match target.kind {
+            TargetKind::Directory => self.size,
+            _ => target.size_bytes.unwrap_or(self.size),
+        };
+        let n = u64::from(self.points.max(2));
+        let bs = u64::from(self.block);
+        let (per_point, stride) = points(span, n, bs, self.bytes_per_point);
+        (0..n)
+            .map(|i| {
+                let start = if i + 1 == n {
+                    span - per_point
+                } else {
+                    i * stride
+                };
+                let j = FioJob::new(
+                    format!("zone-{}", i + 1),
+                    format!(
+                        "zones: point {} of {n}, at {:.0}% of the span",
+                        i + 1,
+                        100.0 * start as f64 / span.max(1) as f64
+                    ),
+                )
+                .set("rw", "read")
+                .set("bs", fio::size(bs))
+                .set("offset", start)
+                .set("size", per_point)
+                .set("runtime", fio::secs(self.duration));
+                fio::single_file(j, target, self.size)
+            })
+            .collect()
+    }
+
+    fn findings(&self, s: &Section) -> Vec<Finding> {
         let rates: Vec<f64> = s
             .rows
             .iter()
             .filter_map(|r| r.get(&m::RATE_MB_PER_S).map(|f| f.spread.median))
             .collect();
-        if let (Some(first), Some(last)) = (rates.first(), rates.last())
-            && *first > 0.0
-        {
-            n.push(format!(
-                "the end runs at {:.0}% of the start's rate (up to {} per point, {} reads)",
-                100.0 * last / first,
-                fmt_size(self.bytes_per_point),
-                fmt_size(self.block.into())
-            ));
+        match (rates.first(), rates.last()) {
+            (Some(first), Some(last)) if *first > 0.0 => vec![Finding::ZoneFalloff {
+                end_pct: 100.0 * last / first,
+                per_point_bytes: self.bytes_per_point,
+                block_bytes: self.block.into(),
+            }],
+            _ => Vec::new(),
         }
-        n
     }
-}
-
-/// A note for directory and file targets, where positions in a file are not positions on a surface.
-pub fn layout_caveat(kind: TargetKind) -> Option<&'static str> {
-    (kind != TargetKind::BlockDevice).then_some(
-        "on a file, points follow the file's layout, which the filesystem chose; point zones at the device (read-only) for a true surface scan",
-    )
 }

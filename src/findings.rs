@@ -1,0 +1,324 @@
+//! What a run observed besides its figures: structured findings, each a kind and its values,
+//! which presenters put into words (`report::words`). The result document keeps them as tagged
+//! objects; the finished sentences of older documents load as [`Finding::Text`].
+
+use crate::capacity::SearchLimit;
+use crate::stream::Shortcoming;
+use crate::stream::Verdict;
+use serde::{Deserialize, Deserializer, Serialize};
+
+/// Which way data moved, for findings about a direction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Way {
+    Read,
+    Write,
+}
+
+/// One probe of a search, as its trail shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct TrailStep {
+    pub count: u32,
+    pub verdict: Verdict,
+    pub confirmation: bool,
+}
+
+/// One observation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Finding {
+    // How the figures were measured.
+    /// The filesystem keeps files in RAM: the figures are RAM speed.
+    MemoryFilesystem { filesystem: String },
+    /// O_DIRECT was refused: measured through the page cache.
+    DirectRefused { filesystem: String },
+    /// `--cached`: through the page cache on purpose.
+    CachedOnPurpose,
+    /// A streaming profile that reads through the page cache, as its program does.
+    ThroughPageCache { profile: String },
+    /// The first of several runs stood apart from the rest (signed, percent of their median).
+    FirstRunOutlier { row: String, deviation_pct: f64 },
+
+    // Classic workloads.
+    /// seq: what the sequential read rate alone predicts.
+    NaiveCount { tracks: f64 },
+    /// sweep: the block size that carries the most tracks.
+    BestBlock {
+        block: String,
+        tracks: f64,
+        ram_bytes: u64,
+        files: u32,
+    },
+    /// zones: the end's rate against the start's.
+    ZoneFalloff {
+        end_pct: f64,
+        per_point_bytes: u64,
+        block_bytes: u64,
+    },
+    /// zones on a file: positions follow the filesystem's layout.
+    FileLayout,
+    /// seek: faster than half a turn, so no platter was waited for.
+    NoPlatterWait {
+        access_ms: f64,
+        rpm: u32,
+        half_turn_ms: f64,
+    },
+    /// seek: the rotational share of the access time.
+    RotationShare {
+        access_ms: f64,
+        rpm: u32,
+        half_turn_ms: f64,
+    },
+    /// access: same-sector and random reads against sequential.
+    RelativeToSequential {
+        same_sector_pct: f64,
+        random_pct: f64,
+    },
+
+    // One streaming run.
+    /// `--buffer` was raised to the engine's fewest chunks.
+    RingRaised {
+        asked_s: f64,
+        min_chunks: u64,
+        chunk_bytes: u64,
+        ring_bytes: u64,
+        ring_s: f64,
+    },
+    /// SCHED_FIFO or mlockall was refused.
+    NotRealTime { reason: String },
+    /// The locate took long enough to call a session start stuck.
+    LongLocate { locate_ms: f64 },
+    /// The audio tick woke up late by more than half a period.
+    LateTick { max_us: f64, period_us: f64 },
+    /// Why a run did not pass.
+    DidNotPass {
+        shortcoming: Shortcoming,
+        #[serde(default)]
+        first_xrun_ms: Option<f64>,
+        #[serde(default)]
+        margin_in_s: Option<f64>,
+    },
+    /// A passing run's spare capacity.
+    SpareCapacity { idle_pct: f64 },
+    /// What the device read against what the tracks played.
+    ReadAmplification {
+        device_read_bytes: u64,
+        played_bytes: u64,
+        ratio: f64,
+        direct: bool,
+    },
+    /// A probe stopped as soon as it could no longer pass.
+    StoppedEarly { after_s: f64 },
+
+    // Searches.
+    /// The first guess's transfers.
+    FirstGuess {
+        files: u32,
+        way: Way,
+        chunk_bytes: u64,
+        round_robin_mb_s: f64,
+        sequential_mb_s: f64,
+    },
+    /// The first guess's transfers with a parallel butler's queue depth.
+    ParallelGuess {
+        queue_depth: u32,
+        read_mb_s: Option<f64>,
+        write_mb_s: Option<f64>,
+    },
+    /// A round robin faster than sequential: a cache answered the first guess.
+    CacheAnsweredGuess,
+    /// Every probe of one search and its answer.
+    SearchTrail {
+        label: String,
+        probes: Vec<TrailStep>,
+        answer: u32,
+        confirmed: bool,
+        limited_by: Option<SearchLimit>,
+    },
+    /// Tracks starting in phase can use only a share of what the disk streams.
+    InPhaseWave {
+        slack_s: f64,
+        cycle_s: f64,
+        share_pct: f64,
+    },
+    /// The answer beside the naive count.
+    RealTimeAnswer {
+        tracks: f64,
+        naive_tracks: f64,
+        way: Way,
+        limited_by: Option<SearchLimit>,
+    },
+    /// What a serial butler leaves to a parallel one.
+    SerialLeaves {
+        queue_depth: u32,
+        serial_tracks: f64,
+        parallel_tracks: f64,
+    },
+    /// What a probe had to show to pass.
+    ProbeRule {
+        probe_s: f64,
+        ring_s: f64,
+        simulated: bool,
+    },
+    /// `--compare-parallel` would show what a parallel butler holds.
+    TryCompareParallel,
+    /// The settings a search's answers hold for.
+    AnswersHoldFor {
+        profile: String,
+        format: String,
+        period_frames: u32,
+        ring_bytes: u64,
+        chunk_bytes: u64,
+        margin_pct: f64,
+        staggered: bool,
+    },
+    /// run's real-time section: what each answer had to show.
+    SuiteRule,
+
+    // Sampler.
+    /// The instrument load before the clock: every sample's preload read into RAM.
+    InstrumentLoad {
+        samples: u32,
+        preload_bytes: u64,
+        load_ms: f64,
+    },
+    /// What a sampler run played.
+    Voices {
+        voices: u32,
+        notes: u64,
+        steals: u64,
+        seconds: f64,
+        preload_ms: f64,
+        slack_min_ms: Option<f64>,
+        late: u64,
+    },
+    /// The most voices beside the naive count.
+    VoicesAnswer {
+        voices: f64,
+        naive_voices: f64,
+        notes_per_s: f64,
+        limited_by: Option<SearchLimit>,
+    },
+    /// What an offline export wrote, and the levels it normalised.
+    Bounced {
+        tracks: u32,
+        seconds: f64,
+        render_bytes: u64,
+        export_bytes: u64,
+        quietest: f32,
+        loudest: f32,
+    },
+    /// An offline export in a user's words.
+    BounceSpeed {
+        tracks: u32,
+        render_x: f64,
+        export_x: f64,
+    },
+    /// How cold a template load's cold passes were.
+    ColdMeans { how: String },
+    /// A template load in a user's words.
+    TemplateLoad {
+        files: u32,
+        cold_s: f64,
+        cold_parallel_s: f64,
+        warm_s: f64,
+        threads: u32,
+    },
+    /// The settings a voice count holds for.
+    SamplerHoldsFor {
+        profile: String,
+        format: String,
+        preload_bytes: u64,
+        read_bytes: u64,
+        samples: u32,
+        notes_per_s: f64,
+        simulated: bool,
+    },
+    /// A finding of one of run's searches ("playback", "record" …).
+    Of {
+        search: String,
+        finding: Box<Finding>,
+    },
+
+    /// A finished sentence, as documents before schema 5 kept their notes.
+    Text { text: String },
+}
+
+impl Finding {
+    /// Findings a reader should not miss: the figures are not what they seem, or a run did not
+    /// pass. Presenters set them apart.
+    pub fn is_caution(&self) -> bool {
+        match self {
+            Finding::MemoryFilesystem { .. }
+            | Finding::DirectRefused { .. }
+            | Finding::FirstRunOutlier { .. }
+            | Finding::NotRealTime { .. }
+            | Finding::LongLocate { .. }
+            | Finding::LateTick { .. }
+            | Finding::DidNotPass { .. }
+            | Finding::CacheAnsweredGuess
+            | Finding::InPhaseWave { .. } => true,
+            Finding::Of { finding, .. } => finding.is_caution(),
+            _ => false,
+        }
+    }
+}
+
+/// Reads a section's findings: tagged objects, or the sentences older documents kept.
+pub fn deserialize_findings<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Finding>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Kept {
+        Sentence(String),
+        Found(Finding),
+    }
+    Ok(Vec::<Kept>::deserialize(d)?
+        .into_iter()
+        .map(|k| match k {
+            Kept::Sentence(text) => Finding::Text { text },
+            Kept::Found(f) => f,
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn findings_are_tagged_objects_and_old_sentences_still_load() {
+        let f = Finding::DidNotPass {
+            shortcoming: Shortcoming::Xruns { count: 3 },
+            first_xrun_ms: Some(12.0),
+            margin_in_s: None,
+        };
+        let v = serde_json::to_value(&f).unwrap();
+        assert_eq!(v["kind"], "did_not_pass");
+        assert_eq!(v["shortcoming"]["kind"], "xruns");
+        #[derive(Deserialize)]
+        struct S {
+            #[serde(deserialize_with = "deserialize_findings")]
+            notes: Vec<Finding>,
+        }
+        let s: S = serde_json::from_value(serde_json::json!({
+            "notes": ["an old sentence", v, {"kind": "cached_on_purpose"}]
+        }))
+        .unwrap();
+        assert_eq!(
+            s.notes,
+            [
+                Finding::Text {
+                    text: "an old sentence".into()
+                },
+                f,
+                Finding::CachedOnPurpose
+            ]
+        );
+        let nested = Finding::Of {
+            search: "playback".into(),
+            finding: Box::new(Finding::LongLocate { locate_ms: 2e4 }),
+        };
+        assert!(nested.is_caution());
+        assert!(!Finding::SuiteRule.is_caution());
+    }
+}

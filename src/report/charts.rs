@@ -1,0 +1,440 @@
+//! The charts of the HTML reports, drawn as inline SVG with plotters (its SVG backend needs no
+//! font library: the browser lays out the text). Each function draws one kind of chart from
+//! plain numbers and returns the `<svg>` element.
+
+use crate::error::{Error, Result};
+use crate::stats::Histogram;
+use crate::units::fmt_figure;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use std::ops::Range;
+
+pub const WIDTH: u32 = 760;
+pub const HEIGHT: u32 = 300;
+
+/// The palette: distinct in print and for the common colour-blindnesses (Okabe–Ito).
+pub const BLUE: RGBColor = RGBColor(0, 114, 178);
+pub const ORANGE: RGBColor = RGBColor(230, 159, 0);
+pub const GREEN: RGBColor = RGBColor(0, 158, 115);
+pub const RED: RGBColor = RGBColor(213, 94, 0);
+pub const PURPLE: RGBColor = RGBColor(204, 121, 167);
+pub const GREY: RGBColor = RGBColor(120, 120, 120);
+pub const SKY: RGBColor = RGBColor(86, 180, 233);
+
+/// The colours of successive series.
+pub const SERIES: [RGBColor; 6] = [BLUE, ORANGE, GREEN, PURPLE, SKY, RED];
+
+const FONT: &str = "sans-serif";
+
+type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
+type Drawn = std::result::Result<(), Box<dyn std::error::Error>>;
+
+/// Draws on a fresh canvas and returns the SVG; `title` names the chart in an error.
+fn canvas(title: &str, draw: impl FnOnce(&Area<'_>) -> Drawn) -> Result<String> {
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
+        let drawn = root
+            .fill(&WHITE)
+            .map_err(|e| e.into())
+            .and_then(|()| draw(&root))
+            .and_then(|()| root.present().map_err(|e| e.into()));
+        drawn.map_err(|e| Error::Chart {
+            chart: title.to_string(),
+            detail: e.to_string(),
+        })?;
+    }
+    Ok(svg)
+}
+
+/// A range that shows `values` with a little room, never empty.
+pub fn padded(lo: f64, hi: f64) -> Range<f64> {
+    let (lo, hi) = if lo.is_finite() && hi.is_finite() {
+        (lo.min(hi), lo.max(hi))
+    } else {
+        (0.0, 1.0)
+    };
+    let span = (hi - lo).max(hi.abs() * 0.05).max(1e-9);
+    (lo - span * 0.05)..(hi + span * 0.08)
+}
+
+/// One line of a line chart.
+pub struct Line {
+    pub name: String,
+    pub color: RGBColor,
+    pub points: Vec<(f64, f64)>,
+}
+
+/// A horizontal rule across a chart (a margin, an answer) or a vertical mark (an xrun).
+pub struct Rule {
+    pub at: f64,
+    pub label: String,
+    pub color: RGBColor,
+}
+
+/// Lines over a numeric x axis, with horizontal rules and vertical marks.
+pub fn lines(
+    title: &str,
+    (x_desc, x): (&str, Range<f64>),
+    (y_desc, y): (&str, Range<f64>),
+    lines: &[Line],
+    rules: &[Rule],
+    marks: &[Rule],
+) -> Result<String> {
+    canvas(title, |root| {
+        let mut c = ChartBuilder::on(root)
+            .caption(title, (FONT, 17))
+            .margin(12)
+            .x_label_area_size(42)
+            .y_label_area_size(60)
+            .build_cartesian_2d(x.clone(), y.clone())?;
+        c.configure_mesh()
+            .x_desc(x_desc)
+            .y_desc(y_desc)
+            .x_label_formatter(&|v| fmt_figure(*v))
+            .y_label_formatter(&|v| fmt_figure(*v))
+            .label_style((FONT, 12))
+            .light_line_style(RGBColor(235, 235, 235))
+            .draw()?;
+        for m in marks {
+            let color = m.color;
+            c.draw_series(LineSeries::new(
+                [(m.at, y.start), (m.at, y.end)],
+                color.mix(0.7).stroke_width(1),
+            ))?
+            .label(m.label.clone())
+            .legend(move |(px, py)| PathElement::new([(px + 8, py - 6), (px + 8, py + 6)], color));
+        }
+        for r in rules {
+            let color = r.color;
+            c.draw_series(DashedLineSeries::new(
+                [(x.start, r.at), (x.end, r.at)],
+                6,
+                4,
+                color.stroke_width(2),
+            ))?
+            .label(r.label.clone())
+            .legend(move |(px, py)| PathElement::new([(px, py), (px + 16, py)], color));
+        }
+        for l in lines {
+            let color = l.color;
+            c.draw_series(LineSeries::new(
+                l.points.iter().copied(),
+                color.stroke_width(2),
+            ))?
+            .label(l.name.clone())
+            .legend(move |(px, py)| {
+                PathElement::new([(px, py), (px + 16, py)], color.stroke_width(2))
+            });
+        }
+        c.configure_series_labels()
+            .position(SeriesLabelPosition::LowerRight)
+            .background_style(WHITE.mix(0.85))
+            .border_style(RGBColor(200, 200, 200))
+            .label_font((FONT, 12))
+            .draw()?;
+        Ok(())
+    })
+}
+
+/// One series of a bar chart: a value and the words written above its bar, per category.
+pub struct BarSeries {
+    pub name: String,
+    pub color: RGBColor,
+    pub values: Vec<f64>,
+    pub labels: Vec<String>,
+}
+
+/// Grouped vertical bars: one group per category, one bar per series, each bar labelled.
+pub fn bars(
+    title: &str,
+    categories: &[String],
+    y_desc: &str,
+    series: &[BarSeries],
+) -> Result<String> {
+    let top = series
+        .iter()
+        .flat_map(|s| s.values.iter().copied())
+        .fold(0.0f64, f64::max);
+    let n = categories.len().max(1);
+    let per = series.len().max(1);
+    canvas(title, |root| {
+        let mut c = ChartBuilder::on(root)
+            .caption(title, (FONT, 17))
+            .margin(12)
+            .x_label_area_size(42)
+            .y_label_area_size(60)
+            // Room above the bars for their labels and the legend.
+            .build_cartesian_2d(
+                0f64..n as f64,
+                0f64..(top * if per > 1 { 1.4 } else { 1.15 }).max(1e-9),
+            )?;
+        let cats = categories.to_vec();
+        c.configure_mesh()
+            .disable_x_mesh()
+            .x_labels(n * 2 + 1)
+            .x_label_formatter(&move |x| {
+                let i = x.floor() as usize;
+                if (x - i as f64 - 0.5).abs() < 1e-6 {
+                    cats.get(i).cloned().unwrap_or_default()
+                } else {
+                    String::new()
+                }
+            })
+            .y_desc(y_desc)
+            .y_label_formatter(&|v| fmt_figure(*v))
+            .label_style((FONT, 12))
+            .light_line_style(RGBColor(235, 235, 235))
+            .draw()?;
+        let width = 0.8 / per as f64;
+        for (k, s) in series.iter().enumerate() {
+            let color = s.color;
+            c.draw_series(s.values.iter().enumerate().map(|(i, &v)| {
+                let x0 = i as f64 + 0.1 + k as f64 * width;
+                Rectangle::new([(x0, 0.0), (x0 + width * 0.92, v)], color.filled())
+            }))?
+            .label(s.name.clone())
+            .legend(move |(px, py)| {
+                Rectangle::new([(px, py - 5), (px + 12, py + 5)], color.filled())
+            });
+            c.draw_series(s.values.iter().enumerate().map(|(i, &v)| {
+                let x = i as f64 + 0.1 + (k as f64 + 0.5) * width;
+                Text::new(
+                    s.labels.get(i).cloned().unwrap_or_default(),
+                    (x, v + top * 0.015),
+                    (FONT, 11).into_font().color(&BLACK).pos(
+                        plotters::style::text_anchor::Pos::new(
+                            plotters::style::text_anchor::HPos::Center,
+                            plotters::style::text_anchor::VPos::Bottom,
+                        ),
+                    ),
+                )
+            }))?;
+        }
+        if series.len() > 1 {
+            c.configure_series_labels()
+                .position(SeriesLabelPosition::UpperRight)
+                .background_style(WHITE.mix(0.85))
+                .border_style(RGBColor(200, 200, 200))
+                .label_font((FONT, 12))
+                .draw()?;
+        }
+        Ok(())
+    })
+}
+
+/// Time distributions on a logarithmic axis: each series' share per bucket (quarter octaves), as
+/// steps. `axes` names what the buckets count (x) and what the shares are of (y).
+pub fn histograms(
+    title: &str,
+    axes: (&str, &str),
+    series: &[(String, RGBColor, &Histogram)],
+) -> Result<String> {
+    let buckets = || series.iter().flat_map(|s| s.2.buckets.iter());
+    let lo = buckets()
+        .map(|b| b.le_us / Histogram::STEP)
+        .fold(f64::INFINITY, f64::min);
+    let hi = buckets().map(|b| b.le_us).fold(0.0f64, f64::max);
+    let share = |h: &Histogram, count: u64| 100.0 * count as f64 / h.total().max(1) as f64;
+    let top = series
+        .iter()
+        .flat_map(|s| s.2.buckets.iter().map(|b| share(s.2, b.count)))
+        .fold(0.0f64, f64::max);
+    // At least a decade, so that the axis has a labelled step however narrow the data.
+    let (lo, hi) = if lo.is_finite() && hi > lo {
+        ((lo / 1.5).min(hi / 10.0), hi * 1.5)
+    } else {
+        (1.0, 10.0)
+    };
+    canvas(title, |root| {
+        let mut c = ChartBuilder::on(root)
+            .caption(title, (FONT, 17))
+            .margin(12)
+            .x_label_area_size(42)
+            .y_label_area_size(60)
+            .build_cartesian_2d((lo..hi).log_scale(), 0f64..(top * 1.1).max(1.0))?;
+        c.configure_mesh()
+            .x_desc(axes.0)
+            .y_desc(axes.1)
+            .x_labels(30)
+            // Only the 1-2-5 steps of each decade: a log axis's other key points crowd.
+            .x_label_formatter(&|us| {
+                let mantissa = us / 10f64.powf(us.log10().floor());
+                if [1.0, 2.0, 5.0].iter().any(|m| (mantissa - m).abs() < 0.02) {
+                    crate::units::fmt_micros(*us)
+                } else {
+                    String::new()
+                }
+            })
+            .y_label_formatter(&|v| fmt_figure(*v))
+            .label_style((FONT, 12))
+            .light_line_style(TRANSPARENT)
+            .draw()?;
+        for (name, color, h) in series {
+            let color = *color;
+            let mut pts = Vec::with_capacity(h.buckets.len() * 2 + 2);
+            for b in &h.buckets {
+                let y = share(h, b.count);
+                pts.push((b.le_us / Histogram::STEP, y));
+                pts.push((b.le_us, y));
+            }
+            if let (Some(first), Some(last)) = (pts.first().copied(), pts.last().copied()) {
+                pts.insert(0, (first.0, 0.0));
+                pts.push((last.0, 0.0));
+            }
+            c.draw_series(AreaSeries::new(pts.iter().copied(), 0.0, color.mix(0.25)))?;
+            c.draw_series(LineSeries::new(pts, color.stroke_width(2)))?
+                .label(name.clone())
+                .legend(move |(px, py)| {
+                    PathElement::new([(px, py), (px + 16, py)], color.stroke_width(2))
+                });
+        }
+        c.configure_series_labels()
+            .position(SeriesLabelPosition::UpperRight)
+            .background_style(WHITE.mix(0.85))
+            .border_style(RGBColor(200, 200, 200))
+            .label_font((FONT, 12))
+            .draw()?;
+        Ok(())
+    })
+}
+
+/// One probe of a search, for [`probes`].
+pub struct ProbePoint {
+    /// Seconds since the search's first probe started.
+    pub t_s: f64,
+    pub count: f64,
+    pub color: RGBColor,
+    pub confirmation: bool,
+}
+
+/// A search over time: each probe's count where it ended, coloured by its verdict (the legend
+/// lists the verdicts in `legend`), confirmations as rings, the answer as a rule.
+pub fn probes(
+    title: &str,
+    y_desc: &str,
+    points: &[ProbePoint],
+    answer: Option<f64>,
+    legend: &[(String, RGBColor)],
+) -> Result<String> {
+    let t_end = points.iter().map(|p| p.t_s).fold(0.0f64, f64::max);
+    let top = points
+        .iter()
+        .map(|p| p.count)
+        .chain(answer)
+        .fold(0.0f64, f64::max);
+    canvas(title, |root| {
+        let mut c = ChartBuilder::on(root)
+            .caption(title, (FONT, 17))
+            .margin(12)
+            .x_label_area_size(42)
+            .y_label_area_size(60)
+            .build_cartesian_2d(padded(0.0, t_end), 0f64..(top * 1.15).max(1.0))?;
+        c.configure_mesh()
+            .x_desc("seconds into the search")
+            .y_desc(y_desc)
+            .x_label_formatter(&|v| fmt_figure(*v))
+            .y_label_formatter(&|v| fmt_figure(*v))
+            .label_style((FONT, 12))
+            .light_line_style(RGBColor(235, 235, 235))
+            .draw()?;
+        c.draw_series(LineSeries::new(
+            points.iter().map(|p| (p.t_s, p.count)),
+            GREY.mix(0.5).stroke_width(1),
+        ))?;
+        if let Some(a) = answer {
+            c.draw_series(DashedLineSeries::new(
+                [(0.0, a), (t_end.max(1e-9), a)],
+                6,
+                4,
+                BLUE.stroke_width(2),
+            ))?
+            .label(format!("answer: {a:.0}"))
+            .legend(|(px, py)| PathElement::new([(px, py), (px + 16, py)], BLUE.stroke_width(2)));
+        }
+        c.draw_series(points.iter().map(|p| {
+            let style = if p.confirmation {
+                p.color.stroke_width(3)
+            } else {
+                p.color.filled()
+            };
+            Circle::new((p.t_s, p.count), 6, style)
+        }))?;
+        for (name, color) in legend {
+            let color = *color;
+            // Legend entries only: a series with no points.
+            c.draw_series(std::iter::empty::<Circle<(f64, f64), i32>>())?
+                .label(name.clone())
+                .legend(move |(px, py)| Circle::new((px + 8, py), 5, color.filled()));
+        }
+        c.configure_series_labels()
+            .position(SeriesLabelPosition::LowerRight)
+            .background_style(WHITE.mix(0.85))
+            .border_style(RGBColor(200, 200, 200))
+            .label_font((FONT, 12))
+            .draw()?;
+        Ok(())
+    })
+}
+
+/// Horizontal bars of percentages (100% = the best), one per labelled result, for comparisons.
+pub fn percent_bars(title: &str, bars: &[(String, f64, String)]) -> Result<String> {
+    let n = bars.len().max(1);
+    let height = (60 + 34 * n as u32).max(120);
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
+        let drawn = (|| -> Drawn {
+            root.fill(&WHITE)?;
+            let mut c = ChartBuilder::on(&root)
+                .caption(title, (FONT, 15))
+                .margin(10)
+                .x_label_area_size(28)
+                .y_label_area_size(160)
+                .build_cartesian_2d(0f64..112f64, 0f64..n as f64)?;
+            let names: Vec<String> = bars.iter().map(|b| b.0.clone()).collect();
+            c.configure_mesh()
+                .disable_y_mesh()
+                .y_labels(n * 2 + 1)
+                .y_label_formatter(&move |y| {
+                    let i = y.floor() as usize;
+                    if (y - i as f64 - 0.5).abs() < 1e-6 {
+                        names.get(n - 1 - i).cloned().unwrap_or_default()
+                    } else {
+                        String::new()
+                    }
+                })
+                .x_label_formatter(&|x| format!("{x:.0}%"))
+                .label_style((FONT, 12))
+                .light_line_style(RGBColor(235, 235, 235))
+                .draw()?;
+            c.draw_series(bars.iter().enumerate().map(|(i, (_, pct, _))| {
+                let y0 = (n - 1 - i) as f64 + 0.15;
+                let color = if *pct >= 99.95 { GREEN } else { BLUE };
+                Rectangle::new(
+                    [(0.0, y0), (pct.clamp(0.0, 100.0), y0 + 0.7)],
+                    color.filled(),
+                )
+            }))?;
+            c.draw_series(bars.iter().enumerate().map(|(i, (_, pct, shown))| {
+                Text::new(
+                    format!("{shown} ({pct:.0}%)"),
+                    (pct.clamp(0.0, 100.0) + 1.0, (n - 1 - i) as f64 + 0.5),
+                    (FONT, 12).into_font().color(&BLACK).pos(
+                        plotters::style::text_anchor::Pos::new(
+                            plotters::style::text_anchor::HPos::Left,
+                            plotters::style::text_anchor::VPos::Center,
+                        ),
+                    ),
+                )
+            }))?;
+            root.present()?;
+            Ok(())
+        })();
+        drawn.map_err(|e| Error::Chart {
+            chart: title.to_string(),
+            detail: e.to_string(),
+        })?;
+    }
+    Ok(svg)
+}

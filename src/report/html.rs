@@ -1,0 +1,910 @@
+//! The HTML report: one self-contained file (inline CSS and SVG, no network, no script) that
+//! shows a result as a forum post or a studio's notes would want it — the answer and its naive
+//! counterpart first, then each workload's table, findings and charts (buffer fill over time,
+//! a search's probes, latency histograms, the sweep and the zones curve), then the target, the
+//! host and every setting.
+
+use super::charts::{self, BarSeries, Line, ProbePoint, Rule};
+use super::summary::{headline, summary};
+use super::terminal::{column_header, columns};
+use super::{shown, words::words};
+use crate::capacity::CapacityReport;
+use crate::capacity::Probe;
+use crate::error::Result;
+use crate::metrics::{self as m, Def};
+use crate::result::{Detail, ResultDoc, Section, Transfers};
+use crate::stats::Histogram;
+use crate::stream::{StreamOutcome, StreamSpec, Verdict};
+use crate::units::fmt_size;
+use crate::workloads::realtime::{HDR_ROW, PLAY_ROW, RECORD_ROW};
+use plotters::style::RGBColor;
+use std::fmt::Write;
+
+/// The axes of a latency histogram.
+const LATENCY_AXES: (&str, &str) = ("latency", "% of requests");
+
+/// The HTML report presenter.
+pub struct Html;
+
+impl super::Presenter for Html {
+    fn name(&self) -> &'static str {
+        "html"
+    }
+    fn extension(&self) -> &'static str {
+        "html"
+    }
+    fn render(&self, doc: &ResultDoc) -> Result<String> {
+        document(doc)
+    }
+}
+
+/// Text safe inside HTML elements and attributes.
+pub fn esc(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '"' => o.push_str("&quot;"),
+            '\'' => o.push_str("&#39;"),
+            c => o.push(c),
+        }
+    }
+    o
+}
+
+/// The page's style: readable on screen and in print, no external resource.
+pub const STYLE: &str = "
+body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;margin:0 auto;max-width:1000px;padding:0 18px 40px;color:#1d1d1f;background:#fff;line-height:1.45}
+header{border-bottom:3px solid #0072b2;margin-bottom:18px}
+h1{font-size:1.7em;margin:18px 0 4px}h2{font-size:1.3em;margin:28px 0 8px;border-bottom:1px solid #ddd;padding-bottom:4px}
+h3{font-size:1.05em;margin:18px 0 6px}
+.sub{color:#555;margin:0 0 12px}
+pre.summary{background:#f3f8fc;border-left:4px solid #0072b2;padding:10px 14px;white-space:pre-wrap;font-size:.95em}
+p.big{font-size:1.25em;font-weight:600}
+table{border-collapse:collapse;margin:8px 0 12px;font-size:.88em}
+th,td{border:1px solid #d8d8d8;padding:3px 8px;text-align:right;vertical-align:top}
+th:first-child,td:first-child{text-align:left}
+thead th{background:#f4f4f4}
+table.kv td:last-child{text-align:left;font-family:ui-monospace,Menlo,Consolas,monospace;word-break:break-all}
+ul.findings li{margin:3px 0}ul.findings li.caution{color:#a34100}
+figure.chart{margin:12px 0 18px}figure.chart svg{max-width:100%;height:auto;display:block}
+figcaption{color:#555;font-size:.85em;margin-top:2px}
+.tag{display:inline-block;background:#eee;border-radius:3px;padding:0 6px;font-size:.8em;margin-left:6px;vertical-align:middle}
+.warn{background:#fff4e5;border-left:4px solid #e69f00;padding:8px 12px}
+nav ul{columns:2;font-size:.9em}
+footer{margin-top:30px;color:#777;font-size:.8em}
+";
+
+/// A page under construction: its HTML and how many charts it holds.
+struct Page {
+    html: String,
+    charts: usize,
+}
+
+impl Page {
+    fn push(&mut self, s: &str) {
+        self.html.push_str(s);
+    }
+
+    /// A chart with its caption; `kind` names what it shows (for the page's own checks).
+    fn chart(&mut self, kind: &str, svg: Result<String>, caption: &str) -> Result<()> {
+        let svg = svg?;
+        self.charts += 1;
+        let _ = writeln!(
+            self.html,
+            "<figure class=\"chart\" id=\"chart-{}\" data-chart=\"{kind}\">{svg}<figcaption>{}</figcaption></figure>",
+            self.charts,
+            esc(caption)
+        );
+        Ok(())
+    }
+}
+
+/// The opening of a report page.
+pub fn head(title: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<meta name=\"generator\" content=\"trackbench {}\">\n<title>{}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n",
+        env!("CARGO_PKG_VERSION"),
+        esc(title)
+    )
+}
+
+/// The whole report for one result.
+pub fn document(doc: &ResultDoc) -> Result<String> {
+    let mut p = Page {
+        html: head(&format!("trackbench: {}", headline(doc))),
+        charts: 0,
+    };
+    let t = &doc.target;
+    let _ = writeln!(
+        p.html,
+        "<header><h1>trackbench report</h1><p class=\"sub\">{} · {} · {}{}</p></header>",
+        esc(&t.path.display().to_string()),
+        esc(&device_words(doc)),
+        esc(&doc.started_at.replace('T', " ").replace('Z', " UTC")),
+        if doc.interrupted {
+            " · <strong>interrupted</strong>"
+        } else {
+            ""
+        }
+    );
+    p.push("<section id=\"answer\"><h2>The answer</h2>\n");
+    match summary(doc) {
+        Some(s) => {
+            let _ = writeln!(p.html, "<pre class=\"summary\">{}</pre>", esc(s.trim_end()));
+        }
+        None => {
+            let _ = writeln!(p.html, "<p class=\"big\">{}</p>", esc(&headline(doc)));
+        }
+    }
+    headline_chart(&mut p, doc)?;
+    if !doc.warnings.is_empty() {
+        p.push("<div class=\"warn\"><strong>Warnings</strong><ul>");
+        for w in &doc.warnings {
+            let _ = write!(p.html, "<li>{}</li>", esc(w));
+        }
+        p.push("</ul></div>\n");
+    }
+    p.push("</section>\n");
+    if doc.sections.len() > 1 {
+        p.push("<nav><ul>");
+        for (i, s) in doc.sections.iter().enumerate() {
+            let _ = write!(p.html, "<li><a href=\"#s{i}\">{}</a></li>", esc(&s.title));
+        }
+        p.push("</ul></nav>\n");
+    }
+    for (i, s) in doc.sections.iter().enumerate() {
+        section(&mut p, i, s)?;
+    }
+    context(&mut p, doc);
+    let _ = writeln!(
+        p.html,
+        "<footer>trackbench {} · result schema {} · {}</footer>\n</body>\n</html>",
+        esc(&doc.tool.version),
+        doc.schema_version,
+        esc(&doc.verification)
+    );
+    Ok(p.html)
+}
+
+/// The device or filesystem a result was measured on, in a few words.
+fn device_words(doc: &ResultDoc) -> String {
+    let t = &doc.target;
+    match &t.device {
+        Some(d) => {
+            let mut s = d.model.clone().unwrap_or_else(|| d.name.clone());
+            if let Some(r) = d.rotational {
+                s.push_str(if r { ", rotational" } else { ", solid state" });
+            }
+            s
+        }
+        None => t
+            .fs_type
+            .clone()
+            .map_or("unknown device".into(), |f| format!("{f} filesystem")),
+    }
+}
+
+/// The real-time answers beside the naive counts, for every row that has both: tracks, and
+/// sampler voices.
+fn headline_chart(p: &mut Page, doc: &ResultDoc) -> Result<()> {
+    let mut cats = Vec::new();
+    let (mut real, mut naive, mut real_words) = (Vec::new(), Vec::new(), Vec::new());
+    for s in &doc.sections {
+        for r in &s.rows {
+            let pair = [
+                (&m::TRACKS, &m::NAIVE_TRACKS),
+                (&m::VOICES, &m::NAIVE_VOICES),
+            ]
+            .into_iter()
+            .find_map(|(a, b)| Some((a, r.get(a)?, r.get(b)?)));
+            if let Some((def, t, n)) = pair {
+                // A search stopped by a limit found at least its answer.
+                let at_least = super::summary::limit_of(s, &r.label).is_some();
+                real_words.push(format!(
+                    "{}{:.0}",
+                    if at_least { "≥ " } else { "" },
+                    t.spread.median
+                ));
+                let what = if doc.sections.len() > 1 && s.workload != "realtime" {
+                    format!("{} {}", s.workload, r.label)
+                } else {
+                    r.label.clone()
+                };
+                cats.push(if def.name == m::VOICES.name {
+                    format!("{what} (voices)")
+                } else {
+                    what
+                });
+                real.push(t.spread.median);
+                naive.push(n.spread.median);
+            }
+        }
+    }
+    if cats.is_empty() {
+        return Ok(());
+    }
+    let labels = |v: &[f64]| v.iter().map(|x| format!("{x:.0}")).collect::<Vec<_>>();
+    let series = [
+        BarSeries {
+            name: "in real time (measured)".into(),
+            color: charts::GREEN,
+            labels: real_words,
+            values: real,
+        },
+        BarSeries {
+            name: "naive (sequential MB/s ÷ per-stream rate)".into(),
+            color: charts::GREY,
+            labels: labels(&naive),
+            values: naive,
+        },
+    ];
+    p.chart(
+        "headline",
+        charts::bars(
+            "Measured against the naive count",
+            &cats,
+            "tracks, voices",
+            &series,
+        ),
+        "The most tracks (and sampler voices) that passed in real time, beside what the sequential transfer rate alone would promise.",
+    )
+}
+
+/// One figure's cell: the median (as declared to be shown, or `raw` in its stored unit), with
+/// its spread over several runs.
+fn cell(def: &Def, f: &crate::result::Figure, raw: bool) -> String {
+    let mut text = if raw {
+        crate::units::fmt_figure(f.spread.median)
+    } else {
+        shown(def, f.spread.median)
+    };
+    if f.spread.runs.len() > 1 && f.spread.median != 0.0 {
+        let _ = write!(text, " ±{:.1}%", 100.0 * f.spread.cv);
+    }
+    esc(&text)
+}
+
+/// A table of `defs` for every row of `s`: under their headers as the terminal shows them, or
+/// `raw`, under their names in the document, in their stored units.
+fn figure_table(p: &mut Page, s: &Section, defs: &[&'static Def], raw: bool) {
+    p.push("<table><thead><tr><th></th>");
+    for d in defs {
+        if raw {
+            let _ = write!(
+                p.html,
+                "<th>{}<br><small>{}</small></th>",
+                esc(d.name),
+                esc(d.unit)
+            );
+        } else {
+            let _ = write!(p.html, "<th>{}</th>", esc(column_header(&s.workload, d)));
+        }
+    }
+    p.push("</tr></thead><tbody>");
+    for r in &s.rows {
+        let _ = write!(p.html, "<tr><td>{}</td>", esc(&r.label));
+        for d in defs {
+            match r.get(d) {
+                Some(f) => {
+                    let _ = write!(p.html, "<td>{}</td>", cell(d, f, raw));
+                }
+                None => p.push("<td>–</td>"),
+            }
+        }
+        p.push("</tr>");
+    }
+    p.push("</tbody></table>\n");
+}
+
+fn section(p: &mut Page, i: usize, s: &Section) -> Result<()> {
+    let _ = write!(p.html, "<section id=\"s{i}\"><h2>{}", esc(&s.title));
+    if s.cached {
+        p.push("<span class=\"tag\">cached</span>");
+    }
+    if s.interrupted {
+        p.push("<span class=\"tag\">interrupted</span>");
+    }
+    p.push("</h2>\n");
+    let shown_defs: Vec<&'static Def> = columns(&s.workload)
+        .iter()
+        .copied()
+        .filter(|d| s.rows.iter().any(|r| r.get(d).is_some()))
+        .collect();
+    figure_table(p, s, &shown_defs, false);
+    if s.runs > 1 {
+        let _ = writeln!(
+            p.html,
+            "<p class=\"sub\">median of {} runs; ± is the coefficient of variation</p>",
+            s.runs
+        );
+    }
+    // Every figure the section holds, declared or from an older document.
+    let mut all: Vec<&'static Def> = Vec::new();
+    for r in &s.rows {
+        for f in &r.figures {
+            if let Some(d) = m::lookup(&f.name)
+                && !all.iter().any(|x| x.name == d.name)
+            {
+                all.push(d);
+            }
+        }
+    }
+    if all.len() > shown_defs.len() {
+        p.push("<details><summary>every figure, in the document's units</summary>\n");
+        figure_table(p, s, &all, true);
+        p.push("</details>\n");
+    }
+    if !s.findings.is_empty() {
+        p.push("<ul class=\"findings\">");
+        for f in &s.findings {
+            let _ = write!(
+                p.html,
+                "<li{}>{}</li>",
+                if f.is_caution() {
+                    " class=\"caution\""
+                } else {
+                    ""
+                },
+                esc(&words(f))
+            );
+        }
+        p.push("</ul>\n");
+    }
+    match s.workload.as_str() {
+        "sweep" => sweep_charts(p, s)?,
+        "zones" => zones_chart(p, s)?,
+        "load" => rows_chart(
+            p,
+            s,
+            &m::LOAD_S,
+            "load",
+            "Template load time",
+            "Opening every sample and reading its header and preload: cold and warm, one loader thread and several. Shorter is better.",
+            |v| format!("{} s", crate::units::fmt_figure(v)),
+        )?,
+        "bounce" => rows_chart(
+            p,
+            s,
+            &m::X_REAL_TIME,
+            "bounce",
+            "Offline export: times faster than real time",
+            "Each stage's audio ÷ its time, fsyncs included. Taller is better.",
+            |v| format!("{v:.0}x"),
+        )?,
+        _ => {}
+    }
+    match &s.detail {
+        Some(Detail::Stream(o)) => stream_charts(p, s, o)?,
+        Some(Detail::Search(d)) => {
+            for c in &d.searches {
+                probe_chart(p, c, &s.workload)?;
+            }
+        }
+        Some(Detail::RealTime(r)) => {
+            for (row, search) in [
+                (PLAY_ROW, &r.play),
+                (RECORD_ROW, &r.record),
+                (HDR_ROW, &r.hdr),
+            ] {
+                if let Some(c) = search
+                    .as_ref()
+                    .and_then(|x| x.search.as_ref())
+                    .and_then(|d| d.searches.first())
+                {
+                    let mut c = c.clone();
+                    c.label = row.to_string();
+                    probe_chart(p, &c, if row == HDR_ROW { "hdr" } else { "play" })?;
+                }
+            }
+        }
+        Some(Detail::Transfers(t)) => latency_chart(p, s, t)?,
+        Some(Detail::Sampler(o)) => sampler_charts(p, o)?,
+        None => {}
+    }
+    settings_table(p, "Settings", &s.settings);
+    p.push("</section>\n");
+    Ok(())
+}
+
+fn verdict_color(v: Verdict) -> RGBColor {
+    match v {
+        Verdict::Pass => charts::GREEN,
+        Verdict::TooShort => charts::GREY,
+        Verdict::Marginal => charts::ORANGE,
+        Verdict::Fail => charts::RED,
+    }
+}
+
+/// A search's probes over time: count against when each probe ended, by verdict.
+fn probe_chart(p: &mut Page, c: &CapacityReport, workload: &str) -> Result<()> {
+    let probes: &[Probe] = &c.capacity.probes;
+    if probes.is_empty() {
+        return Ok(());
+    }
+    let mut t = 0.0;
+    let points: Vec<ProbePoint> = probes
+        .iter()
+        .map(|pr| {
+            t += pr.elapsed_s;
+            ProbePoint {
+                t_s: t,
+                count: f64::from(pr.count),
+                color: verdict_color(pr.verdict),
+                confirmation: pr.confirmation,
+            }
+        })
+        .collect();
+    let mut legend: Vec<(String, RGBColor)> = Vec::new();
+    for v in [
+        Verdict::Pass,
+        Verdict::TooShort,
+        Verdict::Marginal,
+        Verdict::Fail,
+    ] {
+        if probes.iter().any(|pr| pr.verdict == v) {
+            legend.push((v.word().to_lowercase(), verdict_color(v)));
+        }
+    }
+    let y = match workload {
+        "hdr" => "playback tracks",
+        "sampler" => "voices",
+        _ => "tracks",
+    };
+    let answer = c.capacity.answer;
+    p.chart(
+        "probes",
+        charts::probes(
+            &format!("{}: the search's probes", c.label),
+            y,
+            &points,
+            (answer > 0).then_some(f64::from(answer)),
+            &legend,
+        ),
+        &format!(
+            "{} probes, {:.0} s in all; answer {answer}{}{}. Rings: confirmation runs.",
+            probes.len(),
+            t,
+            if c.capacity.confirmed {
+                ", confirmed"
+            } else {
+                ", not confirmed"
+            },
+            c.limited_by
+                .map_or(String::new(), |w| format!(", stopped at {}", w.words()))
+        ),
+    )
+}
+
+/// A streaming run's charts: buffer fill over time, its latencies, and the tick's lateness.
+fn stream_charts(p: &mut Page, s: &Section, o: &StreamOutcome) -> Result<()> {
+    let margin_pct = s
+        .settings
+        .get("spec")
+        .and_then(|v| serde_json::from_value::<StreamSpec>(v.clone()).ok())
+        .map_or(20.0, |spec| spec.margin * 100.0);
+    if !o.fill.is_empty() {
+        let pts = |f: fn(&crate::stream::FillPoint) -> f64| {
+            o.fill
+                .iter()
+                .map(|x| (x.t_ms / 1000.0, f(x)))
+                .collect::<Vec<_>>()
+        };
+        let mut xruns: Vec<f64> = o
+            .tracks
+            .iter()
+            .filter_map(|t| t.first_xrun_ms)
+            .map(|ms| (ms / 10.0).round() / 100.0)
+            .collect();
+        xruns.sort_by(f64::total_cmp);
+        xruns.dedup();
+        let marks: Vec<Rule> = xruns
+            .iter()
+            .take(60)
+            .enumerate()
+            .map(|(i, &t)| Rule {
+                at: t,
+                label: if i == 0 {
+                    "xrun (a track's first)".into()
+                } else {
+                    String::new()
+                },
+                color: charts::RED,
+            })
+            .collect();
+        let end = o.fill.last().map_or(1.0, |f| f.t_ms / 1000.0);
+        p.chart(
+            "fill",
+            charts::lines(
+                "Buffer fill over time",
+                ("seconds", charts::padded(0.0, end)),
+                ("headroom, % of the ring", 0.0..105.0),
+                &[
+                    Line {
+                        name: "mean of all rings".into(),
+                        color: charts::BLUE,
+                        points: pts(|f| f.mean_pct),
+                    },
+                    Line {
+                        name: "worst ring".into(),
+                        color: charts::RED,
+                        points: pts(|f| f.worst_pct),
+                    },
+                ],
+                &[Rule {
+                    at: margin_pct,
+                    label: format!("margin {margin_pct:.0}%"),
+                    color: charts::ORANGE,
+                }],
+                &marks,
+            ),
+            &format!(
+                "Headroom of the rings (playback: audio left; capture: room left) after each audio period: {} xrun(s){}. Verdict: {}.",
+                o.underruns + o.overruns,
+                o.first_xrun_ms
+                    .map_or(String::new(), |t| format!(", the first at {:.2} s", t / 1000.0)),
+                o.verdict.word()
+            ),
+        )?;
+    }
+    let hist: Vec<(String, RGBColor, &Histogram)> = [
+        ("reads", charts::BLUE, &o.histograms.read),
+        ("writes", charts::ORANGE, &o.histograms.write),
+    ]
+    .into_iter()
+    .filter_map(|(n, c, h)| h.as_ref().map(|h| (n.to_string(), c, h)))
+    .collect();
+    if !hist.is_empty() {
+        p.chart(
+            "latency",
+            charts::histograms("The butler's I/O latency", LATENCY_AXES, &hist),
+            "Each request's time from submission to completion, as a share of all requests.",
+        )?;
+    }
+    if let Some(h) = &o.histograms.tick_lateness {
+        p.chart(
+            "lateness",
+            charts::histograms(
+                "The audio tick's wake-up lateness",
+                ("lateness", "% of periods"),
+                &[("lateness".into(), charts::PURPLE, h)],
+            ),
+            &format!(
+                "How late the audio thread woke for each period (scheduling, not the disk){}.",
+                if o.realtime {
+                    ", running SCHED_FIFO"
+                } else {
+                    ", not real-time"
+                }
+            ),
+        )?;
+    }
+    Ok(())
+}
+
+/// A sampler run's charts: how much of its preload each note's first read left, the voices'
+/// rings over time, the reads' latency and the tick's lateness.
+fn sampler_charts(p: &mut Page, o: &crate::stream::sampler::SamplerOutcome) -> Result<()> {
+    if let Some(h) = &o.first_read_slack_hist {
+        p.chart(
+            "slack",
+            charts::histograms(
+                "First reads: time to spare before the preload ran out",
+                ("time to spare", "% of notes"),
+                &[("notes".into(), charts::GREEN, h)],
+            ),
+            &format!(
+                "Each note plays its first {:.0} ms from RAM; its stream's first read must land before that. {} of {} first reads were late{}.",
+                o.preload_ms,
+                o.late_first_reads,
+                o.first_read_slack_hist.as_ref().map_or(0, |h| h.total()) + o.late_first_reads,
+                o.first_read_slack_min_ms
+                    .map_or(String::new(), |m| format!("; the tightest had {m:.1} ms to spare"))
+            ),
+        )?;
+    }
+    if !o.fill.is_empty() {
+        let end = o.fill.last().map_or(1.0, |f| f.t_ms / 1000.0);
+        let pts = |f: fn(&crate::stream::FillPoint) -> f64| {
+            o.fill
+                .iter()
+                .map(|x| (x.t_ms / 1000.0, f(x)))
+                .collect::<Vec<_>>()
+        };
+        p.chart(
+            "fill",
+            charts::lines(
+                "Voices' rings over time",
+                ("seconds", charts::padded(0.0, end)),
+                ("% of what the ring could hold of the rest", 0.0..105.0),
+                &[
+                    Line {
+                        name: "mean of the streaming voices".into(),
+                        color: charts::BLUE,
+                        points: pts(|f| f.mean_pct),
+                    },
+                    Line {
+                        name: "worst voice".into(),
+                        color: charts::RED,
+                        points: pts(|f| f.worst_pct),
+                    },
+                ],
+                &[],
+                &o.first_dropout_ms
+                    .map(|t| Rule {
+                        at: t / 1000.0,
+                        label: "first dropout".into(),
+                        color: charts::RED,
+                    })
+                    .into_iter()
+                    .collect::<Vec<_>>(),
+            ),
+            &format!(
+                "{} voices, {} notes, {} dropout(s). Verdict: {}.",
+                o.voices,
+                o.notes,
+                o.dropouts,
+                o.verdict.word()
+            ),
+        )?;
+    }
+    if let Some(h) = &o.read_latency_hist {
+        p.chart(
+            "latency",
+            charts::histograms(
+                "The disk thread's read latency",
+                LATENCY_AXES,
+                &[("reads".into(), charts::BLUE, h)],
+            ),
+            "Each read's time from submission to completion, as a share of all reads.",
+        )?;
+    }
+    if let Some(h) = &o.tick_lateness_hist {
+        p.chart(
+            "lateness",
+            charts::histograms(
+                "The audio tick's wake-up lateness",
+                ("lateness", "% of periods"),
+                &[("lateness".into(), charts::PURPLE, h)],
+            ),
+            "How late the audio thread woke for each period (scheduling, not the disk).",
+        )?;
+    }
+    Ok(())
+}
+
+/// A classic workload's latency distributions, one series per row and direction.
+fn latency_chart(p: &mut Page, s: &Section, t: &Transfers) -> Result<()> {
+    let mut series: Vec<(String, RGBColor, &Histogram)> = Vec::new();
+    for r in &t.rows {
+        let both = r.read.is_some() && r.write.is_some();
+        for (way, h) in [("read", &r.read), ("write", &r.write)] {
+            if let Some(h) = h {
+                let name = if both {
+                    format!("{} · {way}", r.label)
+                } else {
+                    r.label.clone()
+                };
+                let color = charts::SERIES[series.len() % charts::SERIES.len()];
+                series.push((name, color, h));
+            }
+        }
+    }
+    if series.is_empty() {
+        return Ok(());
+    }
+    p.chart(
+        "latency",
+        charts::histograms(
+            &format!("{}: request latency", s.workload),
+            LATENCY_AXES,
+            &series,
+        ),
+        "Each request's time from submission to completion (last run), as a share of the row's requests.",
+    )
+}
+
+fn medians(s: &Section, def: &Def) -> Vec<f64> {
+    s.rows
+        .iter()
+        .map(|r| r.get(def).map_or(0.0, |f| f.spread.median))
+        .collect()
+}
+
+/// One figure of every row as bars.
+fn rows_chart(
+    p: &mut Page,
+    s: &Section,
+    def: &'static Def,
+    kind: &str,
+    title: &str,
+    caption: &str,
+    label: fn(f64) -> String,
+) -> Result<()> {
+    let cats: Vec<String> = s.rows.iter().map(|r| r.label.clone()).collect();
+    let values = medians(s, def);
+    if values.iter().all(|v| *v == 0.0) {
+        return Ok(());
+    }
+    p.chart(
+        kind,
+        charts::bars(
+            title,
+            &cats,
+            def.unit,
+            &[BarSeries {
+                name: def.header.into(),
+                color: charts::BLUE,
+                labels: values.iter().map(|v| label(*v)).collect(),
+                values,
+            }],
+        ),
+        caption,
+    )
+}
+
+/// The sweep: MB/s by block size, and the tracks each carries with the RAM they cost.
+fn sweep_charts(p: &mut Page, s: &Section) -> Result<()> {
+    let cats: Vec<String> = s.rows.iter().map(|r| r.label.clone()).collect();
+    let rate = medians(s, &m::RATE_MB_PER_S);
+    p.chart(
+        "sweep-rate",
+        charts::bars(
+            "Transfer rate by block size",
+            &cats,
+            "MB/s",
+            &[BarSeries {
+                name: "MB/s".into(),
+                color: charts::BLUE,
+                labels: rate.iter().map(|v| format!("{v:.0}")).collect(),
+                values: rate,
+            }],
+        ),
+        "Files read round robin at each block size.",
+    )?;
+    let tracks = medians(s, &m::TRACKS);
+    let ram = medians(s, &m::RAM_TOTAL_BYTES);
+    p.chart(
+        "sweep-tracks",
+        charts::bars(
+            "Tracks by block size, and the buffer RAM they cost",
+            &cats,
+            "tracks",
+            &[BarSeries {
+                name: "tracks".into(),
+                color: charts::GREEN,
+                labels: tracks
+                    .iter()
+                    .zip(&ram)
+                    .map(|(t, r)| format!("{t:.0} · {}", fmt_size(*r as u64)))
+                    .collect(),
+                values: tracks,
+            }],
+        ),
+        "Tracks: the rate ÷ the per-track rate (no deadlines checked). Above each bar: the buffer RAM all of them need at that block size.",
+    )
+}
+
+/// The zones curve: rate against position.
+fn zones_chart(p: &mut Page, s: &Section) -> Result<()> {
+    let pts: Vec<(f64, f64)> = s
+        .rows
+        .iter()
+        .filter_map(|r| {
+            Some((
+                r.get(&m::POSITION_PCT)?.spread.median,
+                r.get(&m::RATE_MB_PER_S)?.spread.median,
+            ))
+        })
+        .collect();
+    if pts.is_empty() {
+        return Ok(());
+    }
+    let top = pts.iter().map(|p| p.1).fold(0.0f64, f64::max);
+    p.chart(
+        "zones",
+        charts::lines(
+            "Transfer rate from start to end",
+            ("position, % of the span", 0.0..100.0),
+            ("MB/s", 0.0..(top * 1.15).max(1.0)),
+            &[Line {
+                name: "MB/s".into(),
+                color: charts::BLUE,
+                points: pts,
+            }],
+            &[],
+            &[],
+        ),
+        "On a disk device, outer tracks (the start) pass under the head faster than inner ones.",
+    )
+}
+
+/// Every leaf of a settings object, by its path.
+fn flatten(v: &serde_json::Value, path: &str, out: &mut Vec<(String, String)>) {
+    match v {
+        serde_json::Value::Object(map) => {
+            for (k, x) in map {
+                let p = if path.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{path}.{k}")
+                };
+                flatten(x, &p, out);
+            }
+        }
+        serde_json::Value::String(s) => out.push((path.to_string(), s.clone())),
+        other => out.push((path.to_string(), other.to_string())),
+    }
+}
+
+fn kv_table(p: &mut Page, rows: &[(String, String)]) {
+    p.push("<table class=\"kv\"><tbody>");
+    for (k, v) in rows {
+        let _ = write!(p.html, "<tr><td>{}</td><td>{}</td></tr>", esc(k), esc(v));
+    }
+    p.push("</tbody></table>\n");
+}
+
+fn settings_table(p: &mut Page, title: &str, v: &serde_json::Value) {
+    let mut rows = Vec::new();
+    flatten(v, "", &mut rows);
+    if rows.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        p.html,
+        "<details><summary>{} ({})</summary>",
+        esc(title),
+        rows.len()
+    );
+    kv_table(p, &rows);
+    p.push("</details>\n");
+}
+
+/// The target, the host and the session's settings.
+fn context(p: &mut Page, doc: &ResultDoc) {
+    p.push("<section id=\"context\"><h2>Where and how</h2>\n<h3>Target</h3>\n");
+    let mut rows = Vec::new();
+    flatten(
+        &serde_json::to_value(&doc.target).unwrap_or_default(),
+        "",
+        &mut rows,
+    );
+    kv_table(p, &rows);
+    p.push("<h3>Host</h3>\n");
+    let mut rows = Vec::new();
+    flatten(
+        &serde_json::to_value(&doc.host).unwrap_or_default(),
+        "",
+        &mut rows,
+    );
+    kv_table(p, &rows);
+    p.push("<h3>Session</h3>\n");
+    let mut rows = vec![
+        ("command".to_string(), doc.command.join(" ")),
+        ("started".to_string(), doc.started_at.clone()),
+        ("finished".to_string(), doc.finished_at.clone()),
+        ("cached".to_string(), doc.cached.to_string()),
+        ("interrupted".to_string(), doc.interrupted.to_string()),
+    ];
+    if let Some(s) = &doc.session {
+        flatten(&serde_json::to_value(s).unwrap_or_default(), "", &mut rows);
+    }
+    kv_table(p, &rows);
+    p.push("</section>\n");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_is_escaped() {
+        assert_eq!(
+            esc("<a href=\"x\">&'"),
+            "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
+        );
+    }
+}

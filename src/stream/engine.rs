@@ -1,0 +1,458 @@
+//! The one streaming loop, for real disks and simulated devices alike: the locate (every
+//! playback ring prefilled), then the butler — planning requests, issuing them through an
+//! [`IoBackend`] and booking their completions — while the audio tick plays, then the drain and
+//! the capture rings' last flush.
+//!
+//! A real run and a simulated one differ only in what is plugged in: the backend (a disk's, or
+//! the device model's, `io::sim`) and the [`Timing`] (a real-time tick thread on the monotonic
+//! clock, or the tick run inline on a virtual clock). What a tick does — a fixed set of tracks,
+//! or note-ons and voices — is the scenario's [`TickSide`], with its [`ButlerSide`] for what the
+//! butler must do in between (voices starting and stopping).
+
+use super::butler::{Planner, Request};
+use super::telemetry::IdleLog;
+use super::tick::Tick;
+use super::{Direction, StreamSpec, Track, stagger};
+use crate::clock::Clock;
+use crate::control::{Control, ProgressUnit};
+use crate::error::{Error, Result};
+use crate::io::{Completion, IoBackend, Op, OpKind, completion_bytes};
+use crate::stats::{LatencyHist, thread_cpu_s};
+use crate::target::DeviceInfo;
+use std::fs::File;
+use std::path::PathBuf;
+
+/// What the audio tick does each period. Nothing in it may allocate, lock or block.
+pub trait TickSide: Send {
+    /// One period at `t_ns` since the clock started.
+    fn run(&mut self, tracks: &[Track], t_ns: u64);
+    /// The run can no longer pass: a search's probe stops there.
+    fn cannot_pass(&self, spec: &StreamSpec) -> bool;
+}
+
+impl TickSide for Tick {
+    fn run(&mut self, tracks: &[Track], t_ns: u64) {
+        Tick::run(self, tracks, t_ns);
+    }
+    fn cannot_pass(&self, spec: &StreamSpec) -> bool {
+        super::cannot_pass(spec, self)
+    }
+}
+
+/// What the butler does besides refilling and flushing rings: the scenario's side of the
+/// hand-over with the tick. Tracks ([`Tracks`]) have none; a sampler starts and stops voices.
+pub trait ButlerSide {
+    /// Before each planning: takes what the tick asked for. Times are since the clock started.
+    fn poll(&mut self, _tracks: &[Track], _planner: &mut Planner, _now_ns: u64) {}
+    /// A request finished (booked in its ring) at `now_ns`.
+    fn completed(&mut self, _tracks: &[Track], _planner: &mut Planner, _r: &Request, _now_ns: u64) {
+    }
+}
+
+/// A fixed set of tracks: nothing to do between ticks.
+pub struct Tracks;
+impl ButlerSide for Tracks {}
+
+/// The butler's view of the ticks.
+pub trait TickDriver {
+    /// Periods played so far: after each, the rings have changed.
+    fn ticks_done(&self) -> u64;
+    /// The run is over (every period played, stopped early, interrupted).
+    fn finished(&self) -> bool;
+    /// The latest time the butler may wait for a completion until (the tick it runs itself),
+    /// on the timing's clock; None when the tick runs on its own.
+    fn deadline(&self) -> Option<u64>;
+    /// Before each step of the butler: a cancel, progress.
+    fn step(&mut self);
+    /// Nothing to plan and nothing in flight: wait for the next tick.
+    fn idle(&mut self);
+    /// The butler waited until the deadline: the tick that was due runs.
+    fn advance(&mut self, tracks: &[Track]);
+    /// The butler failed: stop the ticks.
+    fn abort(&mut self);
+}
+
+/// What the tick measured of itself.
+#[derive(Debug, Default)]
+pub struct TickReport {
+    /// Wake-up lateness (real time only).
+    pub lateness: Option<LatencyHist>,
+    /// SCHED_FIFO and mlockall both granted.
+    pub realtime: bool,
+    pub realtime_note: Option<String>,
+    pub cpu_s: f64,
+    pub interrupted: bool,
+    pub stopped_early: bool,
+    /// Allocations inside the real-time loop, where the program counts them.
+    pub allocations: Option<u64>,
+}
+
+/// How the tick runs beside the butler: on a real-time thread against the monotonic clock
+/// (`real::RealTime`), or inline against a virtual one (`sim::Virtual`).
+pub trait Timing {
+    type Clock: Clock;
+    fn clock(&self) -> &Self::Clock;
+    /// Plays `spec.ticks()` periods with `side` while `butler` runs (given the driver it waits
+    /// on), and returns the side and what the tick measured.
+    fn run<T: TickSide>(
+        &self,
+        spec: &StreamSpec,
+        tracks: &[Track],
+        side: T,
+        ctl: &Control<'_>,
+        butler: &mut dyn FnMut(&mut dyn TickDriver) -> Result<()>,
+    ) -> Result<(T, TickReport)>;
+}
+
+/// Where the streams' files are, for messages and for the page cache.
+pub struct Files<'a> {
+    /// Each backend file's path (or name, for a simulated one).
+    pub names: &'a [PathBuf],
+    /// Through the page cache: the files, whose pages are dropped once read (a DAW streams
+    /// long takes and never reads a byte twice; test files are shorter and wrap. Read-ahead
+    /// beyond the read position stays cached, as it does for the program).
+    pub drop_behind: Option<&'a [&'a File]>,
+}
+
+/// What a run measured, for the scenario to turn into its outcome.
+pub struct EngineOut<T> {
+    pub side: T,
+    pub tick: TickReport,
+    pub locate_ns: u64,
+    pub ran_ns: u64,
+    pub idle: IdleLog,
+    pub read_lat: LatencyHist,
+    pub write_lat: LatencyHist,
+    /// During the run (after the locate).
+    pub read_bytes: u64,
+    /// Including the last flush.
+    pub written_bytes: u64,
+    /// Bytes the playback streams played.
+    pub played_bytes: u64,
+    /// Bytes the target's block device read during the run, from its counters.
+    pub device_read_bytes: Option<u64>,
+    /// CPU time of the butler's thread while the ticks played.
+    pub butler_cpu_s: f64,
+}
+
+/// The butler: turns the planner's requests into backend operations on ring memory and books
+/// their completions.
+pub struct Butler<'a> {
+    pub planner: Planner,
+    backend: &'a mut dyn IoBackend,
+    pending: Vec<Option<(Request, u64)>>,
+    free_slots: Vec<u32>,
+    planned: Vec<Request>,
+    done: Vec<Completion>,
+    pub read_lat: LatencyHist,
+    pub write_lat: LatencyHist,
+    pub read_bytes: u64,
+    pub written_bytes: u64,
+    files: &'a Files<'a>,
+    /// Where the run's clock started (0 while locating).
+    t0: u64,
+}
+
+impl<'a> Butler<'a> {
+    pub fn new(
+        policy: &super::Policy,
+        tracks: usize,
+        backend: &'a mut dyn IoBackend,
+        files: &'a Files<'a>,
+    ) -> Butler<'a> {
+        let qd = backend.queue_depth();
+        Butler {
+            planner: Planner::new(policy.clone(), tracks, qd),
+            backend,
+            pending: vec![None; qd],
+            free_slots: (0..qd as u32).rev().collect(),
+            planned: Vec::with_capacity(qd),
+            done: Vec::with_capacity(qd),
+            read_lat: LatencyHist::default(),
+            write_lat: LatencyHist::default(),
+            read_bytes: 0,
+            written_bytes: 0,
+            files,
+            t0: 0,
+        }
+    }
+
+    /// Plans and issues what the rings need now.
+    fn issue(
+        &mut self,
+        tracks: &[Track],
+        play_only: bool,
+        final_flush: bool,
+        now: u64,
+    ) -> Result<()> {
+        self.planned.clear();
+        self.planner
+            .plan(tracks, play_only, final_flush, &mut self.planned);
+        for i in 0..self.planned.len() {
+            let r = self.planned[i];
+            let t = &tracks[r.track as usize];
+            // SAFETY: the planner hands out a region of the ring owned by the butler (free space
+            // for a read, filled data for a write) until the request is booked complete. A
+            // simulated ring has no memory, and a simulated device moves no data.
+            let ptr = unsafe { t.ring.ptr(r.ring_offset) }.unwrap_or(std::ptr::null_mut());
+            let slot = self
+                .free_slots
+                .pop()
+                .expect("the planner stays within the queue depth");
+            // Stamped before submitting: a synchronous backend finishes inside submit().
+            self.pending[slot as usize] = Some((r, now));
+            self.backend.submit(Op {
+                kind: r.kind,
+                file: r.file,
+                offset: r.file_offset,
+                len: r.len as u32,
+                slot,
+                external: ptr,
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Books what completed by `deadline` (at least one without a deadline) and returns how
+    /// many. Every completion is booked, even a failed one, so the count in flight stays true;
+    /// the first failure is returned after all are booked.
+    fn reap(
+        &mut self,
+        tracks: &[Track],
+        deadline: Option<u64>,
+        clock: &dyn Clock,
+        side: &mut dyn ButlerSide,
+    ) -> Result<usize> {
+        self.done.clear();
+        self.backend.complete_by(deadline, &mut self.done)?;
+        let now = clock.now_ns();
+        let mut first_err = None;
+        for k in 0..self.done.len() {
+            let c = self.done[k];
+            let (r, sent) = self.pending[c.slot as usize]
+                .take()
+                .expect("completion of a pending request");
+            self.free_slots.push(c.slot);
+            self.planner.complete(tracks, &r);
+            side.completed(tracks, &mut self.planner, &r, now.saturating_sub(self.t0));
+            let path = &self.files.names[r.file as usize];
+            let op = if r.kind == OpKind::Read {
+                "read"
+            } else {
+                "write"
+            };
+            let what = || {
+                format!(
+                    "{op} of {} bytes at {} in {}",
+                    r.len,
+                    r.file_offset,
+                    path.display()
+                )
+            };
+            let n = match completion_bytes(c.result, what) {
+                Ok(n) => n,
+                Err(e) => {
+                    first_err.get_or_insert(e);
+                    continue;
+                }
+            };
+            if n != r.len {
+                first_err.get_or_insert(Error::ShortIo {
+                    op,
+                    path: path.clone(),
+                    offset: r.file_offset,
+                    len: r.len,
+                    got: n,
+                });
+                continue;
+            }
+            let latency = std::time::Duration::from_nanos(now.saturating_sub(sent));
+            match r.kind {
+                OpKind::Read => {
+                    self.read_lat.record(latency);
+                    self.read_bytes += n;
+                    if let Some(files) = self.files.drop_behind {
+                        crate::dataset::drop_pages(files[r.file as usize], r.file_offset, r.len);
+                    }
+                }
+                OpKind::Write => {
+                    self.write_lat.record(latency);
+                    self.written_bytes += n;
+                }
+            }
+        }
+        first_err.map_or(Ok(self.done.len()), Err)
+    }
+
+    /// Fills every playback ring (the locate).
+    fn prefill(&mut self, tracks: &[Track], clock: &dyn Clock, ctl: &Control<'_>) -> Result<()> {
+        loop {
+            if ctl.cancelled() {
+                self.drain(tracks, clock)?;
+                return Err(Error::Interrupted);
+            }
+            self.issue(tracks, true, false, clock.now_ns())?;
+            if self.planner.in_flight() == 0 {
+                return Ok(());
+            }
+            self.reap(tracks, None, clock, &mut Tracks)?;
+            ctl.progress.set(self.read_bytes);
+        }
+    }
+
+    /// Waits for everything in flight (ring memory must not be freed under the kernel).
+    fn drain(&mut self, tracks: &[Track], clock: &dyn Clock) -> Result<()> {
+        let mut first_err = None;
+        while self.planner.in_flight() > 0 {
+            let before = self.planner.in_flight();
+            if let Err(e) = self.reap(tracks, None, clock, &mut Tracks) {
+                let stuck = self.planner.in_flight() == before;
+                first_err.get_or_insert(e);
+                if stuck {
+                    break; // the backend itself failed: nothing more will complete
+                }
+            }
+        }
+        first_err.map_or(Ok(()), Err)
+    }
+}
+
+/// The butler's loop while the ticks play: plan and issue, then book a completion or, with
+/// nothing in flight, wait for the next tick (booked as idle: the device had time to spare).
+/// After a completion it plans again before anything else, so a request can follow at once.
+/// Returns how long the run lasted.
+fn butler_loop(
+    b: &mut Butler<'_>,
+    tracks: &[Track],
+    side: &mut dyn ButlerSide,
+    driver: &mut dyn TickDriver,
+    clock: &dyn Clock,
+    idle: &mut IdleLog,
+) -> Result<u64> {
+    let t0 = clock.now_ns();
+    b.t0 = t0;
+    while !driver.finished() {
+        driver.step();
+        side.poll(tracks, &mut b.planner, clock.now_ns() - t0);
+        b.planner.tick_seen(driver.ticks_done());
+        b.issue(tracks, false, false, clock.now_ns())?;
+        if b.planner.in_flight() > 0 {
+            if b.reap(tracks, driver.deadline(), clock, side)? > 0 {
+                continue;
+            }
+        } else {
+            let from = clock.now_ns();
+            driver.idle();
+            idle.add(from - t0, clock.now_ns() - t0);
+        }
+        driver.advance(tracks);
+    }
+    Ok(clock.now_ns() - t0)
+}
+
+/// One streaming run: locate, play `spec.ticks()` periods with `side` while the butler serves
+/// the rings through `backend` (the locate through `locate` where given: a deeper queue that
+/// saves a search's probes time, since their locate is not what they measure), then drain and
+/// write out what the capture rings still hold.
+#[allow(clippy::too_many_arguments)]
+pub fn run<Tm: Timing, T: TickSide>(
+    spec: &StreamSpec,
+    tracks: &[Track],
+    backend: &mut dyn IoBackend,
+    locate: Option<&mut dyn IoBackend>,
+    timing: &Tm,
+    side: T,
+    butler_side: &mut dyn ButlerSide,
+    files: &Files<'_>,
+    device: Option<&DeviceInfo>,
+    ctl: &Control<'_>,
+) -> Result<EngineOut<T>> {
+    let clock = timing.clock();
+    let cap = spec.ring_bytes();
+    let locate_start = clock.now_ns();
+    ctl.progress.begin(
+        "locate (prefilling rings)",
+        u64::from(spec.play_tracks) * cap,
+        ProgressUnit::Bytes,
+    );
+    let mut b = Butler::new(&spec.policy, tracks.len(), backend, files);
+    match locate {
+        Some(l) if spec.play_tracks > 0 => {
+            Butler::new(&spec.policy, tracks.len(), l, files).prefill(tracks, clock, ctl)?
+        }
+        _ => b.prefill(tracks, clock, ctl)?,
+    }
+    ctl.progress.end();
+    let locate_ns = clock.now_ns() - locate_start;
+    // Rates and latencies describe the run itself, not the prefill.
+    b.read_bytes = 0;
+    b.read_lat = LatencyHist::default();
+    stagger(spec, tracks);
+    b.planner.invalidate();
+    let played = || -> u64 {
+        tracks
+            .iter()
+            .filter(|t| t.dir == Direction::Play)
+            .map(|t| t.ring.consumed())
+            .sum()
+    };
+    let played0 = played();
+    let device0 = device.and_then(|d| d.bytes_read());
+    let mut idle = IdleLog::new(spec.ticks() * spec.period_ns());
+    let mut ran_ns = 0;
+    let mut device_read_bytes = None;
+    let mut played_bytes = 0;
+    let mut butler_cpu_s = 0.0;
+    let ran = timing.run(spec, tracks, side, ctl, &mut |driver| {
+        let cpu0 = thread_cpu_s();
+        let r = butler_loop(&mut b, tracks, butler_side, driver, clock, &mut idle);
+        butler_cpu_s = thread_cpu_s() - cpu0;
+        match r {
+            Ok(ns) => {
+                ran_ns = ns;
+                device_read_bytes = device
+                    .and_then(|d| d.bytes_read())
+                    .zip(device0)
+                    .map(|(now, before)| now.saturating_sub(before));
+                played_bytes = played() - played0;
+                Ok(())
+            }
+            Err(e) => {
+                driver.abort();
+                Err(e)
+            }
+        }
+    });
+    let (side, tick) = match ran {
+        Ok(r) => r,
+        Err(e) => {
+            let _ = b.drain(tracks, clock);
+            return Err(e);
+        }
+    };
+    // Finish what is in flight, then write out what the capture rings still hold.
+    b.drain(tracks, clock)?;
+    if spec.record_tracks > 0 {
+        loop {
+            b.issue(tracks, false, true, clock.now_ns())?;
+            if b.planner.in_flight() == 0 {
+                break;
+            }
+            b.reap(tracks, None, clock, &mut Tracks)?;
+        }
+    }
+    Ok(EngineOut {
+        side,
+        tick,
+        locate_ns,
+        ran_ns,
+        idle,
+        read_lat: b.read_lat,
+        write_lat: b.write_lat,
+        read_bytes: b.read_bytes,
+        written_bytes: b.written_bytes,
+        played_bytes,
+        device_read_bytes,
+        butler_cpu_s,
+    })
+}

@@ -1,0 +1,343 @@
+//! `load`: an orchestral template opening — every sample file of a library opened, its header
+//! read and then its preload, as a sampler does when a template loads. Cold (the files' pages
+//! dropped, reads O_DIRECT; with `--drop-caches`, as root, the whole page, dentry and inode cache
+//! dropped first, which also makes `open()` cold) and warm (everything cached); one loader thread
+//! (as most software loads) and a pool of Q. Total time, files/s, MB/s, and the time spent opening
+//! against reading.
+
+use super::{Env, RunOutcome, Workload};
+use crate::audio::{DATA_OFFSET, Format};
+use crate::content;
+use crate::dataset::{self, Span};
+use crate::error::{Error, Result};
+use crate::findings::Finding;
+use crate::io::{self, AlignedBuf, OpenMode};
+use crate::metrics as m;
+use crate::result::{Section, metric};
+use crate::stream::sampler::library_lengths;
+use crate::units::fmt_size;
+use std::os::unix::fs::FileExt;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+#[derive(Debug, Clone)]
+pub struct Load {
+    pub format: Format,
+    /// The library: F samples of these lengths (the sampler's, so the two share files).
+    pub library: super::sampler::LibrarySpec,
+    /// Bytes of each sample read after its header (whole blocks).
+    pub preload_bytes: u64,
+    /// Loader threads of the parallel passes.
+    pub threads: u32,
+    /// Drop the whole page cache (and dentries and inodes) before each cold pass (root only).
+    pub drop_caches: bool,
+}
+
+/// One pass: its time, and the summed time its threads spent opening and reading.
+struct Pass {
+    wall: Duration,
+    open: Duration,
+    read: Duration,
+    bytes: u64,
+}
+
+/// The library's files as a load sees them.
+#[derive(Clone, Copy)]
+struct Library<'a> {
+    paths: &'a [PathBuf],
+    /// Each file's content id.
+    ids: &'a [u32],
+    /// Each file's audio bytes.
+    lens: &'a [u64],
+}
+
+/// How a pass reads.
+#[derive(Clone, Copy, PartialEq)]
+enum Temperature {
+    Cold,
+    Warm,
+}
+
+impl Load {
+    /// Loads every file: open, read the header, read the preload, check both, close; `threads`
+    /// at a time, each taking the next file.
+    fn pass(
+        &self,
+        lib: &Library<'_>,
+        temp: Temperature,
+        threads: u32,
+        env: &Env<'_>,
+        label: &str,
+    ) -> Result<Pass> {
+        let Library { paths, ids, lens } = *lib;
+        let next = AtomicUsize::new(0);
+        let preload = self.preload_bytes;
+        let direct = temp == Temperature::Cold;
+        env.ctl.progress.begin(
+            label,
+            paths.len() as u64,
+            crate::control::ProgressUnit::Count,
+        );
+        let started = Instant::now();
+        let cancel = env.ctl.cancel;
+        let results: Vec<Result<(Duration, Duration, u64, Instant)>> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..threads.max(1))
+                .map(|_| {
+                    s.spawn(|| -> Result<(Duration, Duration, u64, Instant)> {
+                        let mut buf = AlignedBuf::new((DATA_OFFSET + preload) as usize);
+                        let (mut open, mut read, mut bytes) =
+                            (Duration::ZERO, Duration::ZERO, 0u64);
+                        loop {
+                            if cancel.load(Ordering::Relaxed) {
+                                return Err(Error::Interrupted);
+                            }
+                            let i = next.fetch_add(1, Ordering::Relaxed);
+                            let Some(path) = paths.get(i) else { break };
+                            let t = Instant::now();
+                            let f = io::open(path, OpenMode::ReadOnly, !direct)?;
+                            let t1 = Instant::now();
+                            open += t1 - t;
+                            // The header, then the preload: a sampler parses one before the
+                            // other.
+                            let head = &mut buf[..DATA_OFFSET as usize];
+                            f.file.read_exact_at(head, 0).map_err(|e| {
+                                Error::io(format!("cannot read {}", path.display()), e)
+                            })?;
+                            let n = preload.min(lens[i]) as usize;
+                            let body = &mut buf[DATA_OFFSET as usize..DATA_OFFSET as usize + n];
+                            f.file.read_exact_at(body, DATA_OFFSET).map_err(|e| {
+                                Error::io(format!("cannot read {}", path.display()), e)
+                            })?;
+                            read += t1.elapsed();
+                            if &buf[..4] != b"RIFF" && &buf[..4] != b"RF64" {
+                                return Err(Error::Verify {
+                                    path: path.clone(),
+                                    offset: 0,
+                                    detail: "no WAV header".into(),
+                                });
+                            }
+                            // As every classic read is checked: every block's tag, and the
+                            // noise of one whole block, a different one each file.
+                            let body = &buf[DATA_OFFSET as usize..DATA_OFFSET as usize + n];
+                            content::verify(body, ids[i], DATA_OFFSET, false).map_err(|m| {
+                                Error::Verify {
+                                    path: path.clone(),
+                                    offset: m.offset,
+                                    detail: m.detail,
+                                }
+                            })?;
+                            let blocks = (n / content::BLOCK).max(1);
+                            let k = (i % blocks) * content::BLOCK;
+                            let piece = &body[k.min(n)..(k + content::BLOCK).min(n)];
+                            if let Some(off) =
+                                content::noise_mismatch(piece, DATA_OFFSET + k as u64)
+                            {
+                                return Err(Error::Verify {
+                                    path: path.clone(),
+                                    offset: off,
+                                    detail: "tag is right but the noise differs (corrupted data)"
+                                        .into(),
+                                });
+                            }
+                            bytes += DATA_OFFSET + n as u64;
+                        }
+                        // When this loader finished: the pass ends with the last one, not
+                        // when the progress loop below next looks.
+                        Ok((open, read, bytes, Instant::now()))
+                    })
+                })
+                .collect();
+            // The loaders' progress, from here: the progress sink is this thread's.
+            while !handles.iter().all(|h| h.is_finished()) {
+                env.ctl
+                    .progress
+                    .set(next.load(Ordering::Relaxed).min(paths.len()) as u64);
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join().unwrap_or_else(|_| {
+                        Err(Error::io(
+                            "a loader thread failed",
+                            std::io::Error::other("panic"),
+                        ))
+                    })
+                })
+                .collect()
+        });
+        env.ctl.progress.end();
+        let mut pass = Pass {
+            wall: Duration::ZERO,
+            open: Duration::ZERO,
+            read: Duration::ZERO,
+            bytes: 0,
+        };
+        for r in results {
+            let (o, rd, b, end) = r?;
+            pass.open += o;
+            pass.read += rd;
+            pass.bytes += b;
+            pass.wall = pass.wall.max(end - started);
+        }
+        Ok(pass)
+    }
+
+    /// Makes the next pass cold: every file's pages dropped, and with `--drop-caches` the whole
+    /// cache (after a sync, so dirty pages go too). Returns what was done.
+    fn chill(&self, spans: &[Span]) -> Result<&'static str> {
+        for s in spans {
+            s.drop_cached()?;
+        }
+        if self.drop_caches {
+            // SAFETY: sync has no preconditions.
+            unsafe { libc::sync() };
+            std::fs::write("/proc/sys/vm/drop_caches", "3").map_err(|e| {
+                Error::io(
+                    "--drop-caches: cannot write /proc/sys/vm/drop_caches (it needs root)",
+                    e,
+                )
+            })?;
+            return Ok("the whole page, dentry and inode cache dropped (open() cold too)");
+        }
+        Ok(
+            "each file's pages dropped (posix_fadvise); directory entries and inodes may still be cached, so open() may be warm",
+        )
+    }
+}
+
+impl Workload for Load {
+    fn name(&self) -> &'static str {
+        "load"
+    }
+
+    fn title(&self) -> String {
+        format!(
+            "Template load: {} sample files, header and {} preload each, 1 and {} loader threads",
+            self.library.files,
+            fmt_size(self.preload_bytes),
+            self.threads
+        )
+    }
+
+    fn settings(&self) -> serde_json::Value {
+        serde_json::json!({
+            "format": self.format,
+            "library": self.library,
+            "preload_bytes": self.preload_bytes,
+            "threads": self.threads,
+            "drop_caches": self.drop_caches,
+        })
+    }
+
+    fn run_once(&mut self, env: &mut Env<'_>, _run: u32) -> Result<RunOutcome> {
+        let l = self.library;
+        let lens = library_lengths(l.files, l.min_s, l.max_s, &self.format, l.seed);
+        let format = self.format;
+        let (dd, ctl) = env.data_dir("load (it lays out its sample library)")?;
+        let (spans, _) = dataset::ensure_wav_set(dd, "sample", &lens, &format, false, ctl)?;
+        let paths: Vec<PathBuf> = spans.iter().map(|s| s.path.clone()).collect();
+        let ids: Vec<u32> = spans.iter().map(|s| s.content_id.unwrap_or(0)).collect();
+        let lib = Library {
+            paths: &paths,
+            ids: &ids,
+            lens: &lens,
+        };
+        let mut out = RunOutcome::default();
+        let mut cold_how = "";
+        for (temp, threads) in [
+            (Temperature::Cold, 1),
+            (Temperature::Cold, self.threads),
+            (Temperature::Warm, 1),
+            (Temperature::Warm, self.threads),
+        ] {
+            if env.ctl.cancelled() {
+                out.interrupted = true;
+                break;
+            }
+            match temp {
+                Temperature::Cold => cold_how = self.chill(&spans)?,
+                Temperature::Warm if threads == 1 => {
+                    // Everything into the page cache first: a warm load finds it there.
+                    self.pass(
+                        &lib,
+                        Temperature::Warm,
+                        self.threads,
+                        env,
+                        "warming the cache",
+                    )?;
+                }
+                Temperature::Warm => {}
+            }
+            let label = format!(
+                "{} · {} thread{}",
+                if temp == Temperature::Cold {
+                    "cold"
+                } else {
+                    "warm"
+                },
+                threads,
+                if threads == 1 { "" } else { "s" }
+            );
+            let p = match self.pass(&lib, temp, threads, env, &label) {
+                Err(Error::Interrupted) => {
+                    out.interrupted = true;
+                    break;
+                }
+                r => r?,
+            };
+            let secs = p.wall.as_secs_f64().max(f64::MIN_POSITIVE);
+            let busy = (p.open + p.read).as_secs_f64().max(f64::MIN_POSITIVE);
+            out.rows.push(crate::result::RunRow {
+                label,
+                metrics: vec![
+                    metric(&m::LOAD_S, secs),
+                    metric(&m::FILES_PER_S, paths.len() as f64 / secs),
+                    metric(&m::RATE_MB_PER_S, p.bytes as f64 / secs / 1e6),
+                    metric(&m::OPEN_PCT, 100.0 * p.open.as_secs_f64() / busy),
+                    metric(
+                        &m::OPEN_US_MEAN,
+                        p.open.as_secs_f64() * 1e6 / paths.len() as f64,
+                    ),
+                    metric(
+                        &m::READ_US_MEAN,
+                        p.read.as_secs_f64() * 1e6 / paths.len() as f64,
+                    ),
+                ],
+            });
+        }
+        // What the next workload finds: not this pass's cache.
+        for s in &spans {
+            s.drop_cached()?;
+        }
+        out.findings.push(Finding::ColdMeans {
+            how: cold_how.to_string(),
+        });
+        Ok(out)
+    }
+
+    fn findings(&self, s: &Section) -> Vec<Finding> {
+        let get = |row: &str| {
+            s.row(row)
+                .and_then(|r| r.get(&m::LOAD_S))
+                .map(|f| f.spread.median)
+        };
+        let threads = self.threads;
+        let par = |t: &str| format!("{t} · {threads} threads");
+        match (
+            get("cold · 1 thread"),
+            get(&par("cold")),
+            get("warm · 1 thread"),
+        ) {
+            (Some(cold), Some(cold_par), Some(warm)) => vec![Finding::TemplateLoad {
+                files: self.library.files,
+                cold_s: cold,
+                cold_parallel_s: cold_par,
+                warm_s: warm,
+                threads,
+            }],
+            _ => Vec::new(),
+        }
+    }
+}

@@ -1,0 +1,148 @@
+//! `sampler` through the binary: a real run on a temporary directory (its library laid out,
+//! preloaded, streamed, checked and removed), a search on a simulated device, and the flags.
+
+mod common;
+
+use common::tb;
+use predicates::prelude::*;
+use serde_json::Value;
+
+fn run_json(args: &[&str]) -> Value {
+    let t = tempfile::tempdir().unwrap();
+    let json = t.path().join("r.json");
+    let out = tb()
+        .args(args)
+        .arg("--json")
+        .arg(&json)
+        .args(["-q", "--no-store"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap()
+}
+
+#[test]
+fn a_real_sampler_run_streams_its_library_and_leaves_nothing() {
+    // 24 voices live about 240 ms each (100 note-ons a second steal the oldest), so nearly every
+    // voice plays its first read: one read this virtual disk's host holds longer than the
+    // 213 ms preload drops notes, as it would in a real sampler. Such a run must say so (a
+    // read that outlasted the preload, a late first read); a clean pass must follow within
+    // three runs. A dropout with no slow read is the engine's fault and fails at once.
+    let mut runs = Vec::new();
+    for _ in 0..3 {
+        let t = tempfile::tempdir().unwrap();
+        let d = t.path().to_str().unwrap();
+        let v = run_json(&[
+            "sampler",
+            d,
+            "--files",
+            "60",
+            "--voices",
+            "24",
+            "--lengths",
+            "1s..3s",
+            "--duration",
+            "8s",
+        ]);
+        assert!(!t.path().join("trackbench-data").exists());
+        let o = v["sections"][0]["detail"].clone();
+        if o["verdict"] == "pass" {
+            check_real_sampler_run(&v);
+            return;
+        }
+        let preload_us = o["preload_ms"].as_f64().unwrap() * 1e3;
+        let slowest_us = o["read_latency"]["max_us"].as_f64().unwrap();
+        assert!(
+            o["verdict"] == "fail"
+                && slowest_us > preload_us
+                && o["late_first_reads"].as_u64().unwrap() > 0,
+            "failed without a read slower than the preload: {o}"
+        );
+        runs.push(format!(
+            "{} dropouts, slowest read {:.0} ms",
+            o["dropouts"],
+            slowest_us / 1e3
+        ));
+    }
+    panic!("no clean run in three: {runs:?}");
+}
+
+fn check_real_sampler_run(v: &Value) {
+    let s = &v["sections"][0];
+    assert_eq!(s["workload"], "sampler");
+    let o = &s["detail"];
+    assert_eq!(o["kind"], "sampler");
+    assert_eq!(o["verdict"], "pass", "{o}");
+    assert_eq!(o["dropouts"], 0);
+    assert_eq!(o["voices"], 24);
+    assert_eq!(o["samples"], 60);
+    // 100 note-ons a second for 8 s, and the notes that ended.
+    assert!(o["notes"].as_u64().unwrap() >= 700, "{}", o["notes"]);
+    assert!(o["read_bytes"].as_u64().unwrap() > 24 * 288_000, "{o}");
+    // Every first read timed against its deadline: the preload's 213 ms.
+    assert!((o["preload_ms"].as_f64().unwrap() - 213.3).abs() < 0.1);
+    assert!(o["first_read_slack_min_ms"].as_f64().unwrap() > 0.0);
+    assert_eq!(o["realtime_allocations"], 0, "the tick allocated");
+    assert_eq!(v["session"]["format"]["channels"], 2, "samples are stereo");
+}
+
+#[test]
+fn a_simulated_search_finds_voices_and_every_profile_runs() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path().to_str().unwrap();
+    let v = run_json(&["sampler", d, "--find-max", "--device-model", "sata-ssd"]);
+    let s = &v["sections"][0];
+    let search = &s["detail"]["searches"][0];
+    assert_eq!(search["capacity"]["confirmed"], true, "{search}");
+    let voices = search["play_tracks"].as_u64().unwrap();
+    assert!((500..5000).contains(&voices), "{voices}");
+    let findings = s["findings"].to_string();
+    assert!(findings.contains("voices_answer"), "{findings}");
+    for profile in ["kontakt", "linuxsampler", "sfizz", "spectrasonics"] {
+        let v = run_json(&[
+            "sampler",
+            d,
+            "--profile",
+            profile,
+            "--voices",
+            "40",
+            "--device-model",
+            "nvme",
+        ]);
+        let o = &v["sections"][0]["detail"];
+        assert_eq!(o["verdict"], "pass", "{profile}: {o}");
+        assert!(
+            v["sections"][0]["settings"]["profile_source"]
+                .as_str()
+                .unwrap()
+                .len()
+                > 40
+        );
+    }
+}
+
+#[test]
+fn sampler_flags_are_checked() {
+    for (args, says) in [
+        (&["--voices", "0"][..], "voices"),
+        (&["--files", "0"], "files"),
+        (&["--lengths", "10s..1s"], "lengths"),
+        (&["--lengths", "5s"], "MIN..MAX"),
+        (&["--notes-per-s=-3"], "notes-per-s"),
+        (&["--profile", "halion"], "kontakt"),
+        (&["--preload", "1"], "preload"),
+        (&["--max-voices", "5"], "--find-max"),
+        (&["--butler", "parallel:0"], "butler"),
+    ] {
+        tb().arg("sampler")
+            .arg("/tmp")
+            .args(args)
+            .assert()
+            .failure()
+            .stderr(predicate::str::contains(says));
+    }
+}
