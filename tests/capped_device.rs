@@ -182,7 +182,9 @@ fn play_find_max_lands_just_under_the_bound_at_two_caps_and_formats() {
         let bound = cap as f64 / bytes_per_s(format);
         let real = answer(&c.run(&["play", "--find-max", "--format", format]));
         assert_within(real, bound, &format!("play at {cap} B/s, {format}"));
-        // The simulator with the same rate agrees with the device within 5%.
+        // The simulator with the same rate lands in the same place, closer to the bound: it has
+        // none of the host's noise (a real search's answer moves within [0.92, 0.995] of the
+        // bound from run to run on this shared virtual disk; BENCHMARKS.md).
         let sim = answer(&c.run(&[
             "play",
             "--find-max",
@@ -192,8 +194,8 @@ fn play_find_max_lands_just_under_the_bound_at_two_caps_and_formats() {
             &format!("bw={cap}"),
         ]));
         assert!(
-            (sim - real).abs() <= 0.05 * real,
-            "simulated {sim} vs real {real} at {cap} B/s"
+            sim <= bound && sim >= 0.97 * bound,
+            "simulated {sim} (real {real}) at {cap} B/s: outside [0.97, 1.0] of {bound:.1}"
         );
     }
 }
@@ -334,8 +336,12 @@ fn sampler_voices_stay_within_the_capped_devices_bound() {
         "sampler: found {found} voices, bound {bound:.1} ({:.3})",
         found / bound
     );
+    // The bound is the library's long-run demand; a probe plays a sample of it (about 350
+    // notes in 15 s), whose streamed share moves by about 1%: a run at 78 voices (bound 77.6)
+    // streamed 92.9% of its notes' bytes against the library's 94.0%, and its device carried it
+    // with the butler idle. So the answer may exceed the long-run bound by that 1%, no more.
     assert!(
-        found <= bound && found >= 0.85 * bound,
-        "found {found} voices, bound {bound:.1}"
+        found <= 1.01 * bound && found >= 0.85 * bound,
+        "found {found} voices, bound {bound:.1}: outside [0.85, 1.01] of it"
     );
 }

@@ -59,7 +59,7 @@ fn shortcoming(s: &Shortcoming, first_xrun_ms: Option<f64>, margin_in_s: Option<
             idle_pct,
             ample_pct,
         } => format!(
-            "the rings lost ground (the butler brought {shortfall_pct:.2}% less than the tracks used, within the trend's noise) and the butler was idle only {idle_pct:.1}% of the time (spare capacity needs the rings holding their level or {ample_pct:.0}% idle): a device that lends time after each gap looks idle while it falls behind, so this count is not proven"
+            "the rings lost ground (the butler brought {shortfall_pct:.2}% less than the streams used, beyond the trend's noise) and the butler was idle only {idle_pct:.1}% of the time (spare capacity needs the rings holding their level or {ample_pct:.0}% idle): a device that lends time after each gap looks idle while it falls behind, so this count is not proven"
         ),
         Shortcoming::Dropouts { count, notes } => format!(
             "{count} dropout(s) in {notes} note(s): a voice's stream was not in its ring when the voice needed it{}",

@@ -134,6 +134,12 @@ pub struct Sustain {
     pub shortfall_pct: f64,
     /// At that shortfall, seconds until the average ring reaches the margin (None: not draining).
     pub margin_in_s: Option<f64>,
+    /// The shortfall's standard error, in percent of the demand: how far the device's own
+    /// noise moves the trend over this window (the scatter of the cycle-averaged fill about
+    /// its line, counting one independent value per refill cycle). 0 in documents older
+    /// than the figure.
+    #[serde(default)]
+    pub noise_pct: f64,
     /// The part of the run the trend was taken over.
     pub from_ms: f64,
     pub to_ms: f64,
@@ -189,8 +195,21 @@ pub fn sustain(
     let slope = sxy / sxx;
     let shortfall = -slope / 100.0 * ring_s;
     let last = avg.last().map_or(my, |a| a.1) / 100.0;
+    // The slope's standard error from the residuals; the moving average makes the points of
+    // one cycle one value, so the count of independent values is the cycles, not the points.
+    let resid = avg
+        .iter()
+        .map(|(t, y)| (y - my - slope * (t - mt)).powi(2))
+        .sum::<f64>();
+    let per_cycle = n / ((to_ms - from_ms) / cycle_ms).max(1.0);
+    let se_slope = if n > 2.0 {
+        (resid / (n - 2.0) / sxx * per_cycle.max(1.0)).sqrt()
+    } else {
+        0.0
+    };
     Some(Sustain {
         shortfall_pct: 100.0 * shortfall,
+        noise_pct: se_slope / 100.0 * ring_s * 100.0,
         margin_in_s: (shortfall > 0.0).then(|| (last - margin).max(0.0) * ring_s / shortfall),
         from_ms,
         to_ms,
