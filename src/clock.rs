@@ -10,37 +10,18 @@ pub trait Clock {
     fn sleep_until(&self, deadline_ns: u64);
 }
 
-/// CLOCK_MONOTONIC; sleeps with clock_nanosleep(TIMER_ABSTIME), so deadlines do not drift.
+/// The monotonic clock; on Linux sleeps with clock_nanosleep(TIMER_ABSTIME), so deadlines do not
+/// drift (`platform::sleep_until`).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RealClock;
 
 impl Clock for RealClock {
     fn now_ns(&self) -> u64 {
-        let mut ts = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        // SAFETY: ts is a valid out-pointer; CLOCK_MONOTONIC always exists on Linux.
-        unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-        ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+        crate::platform::monotonic_ns()
     }
 
     fn sleep_until(&self, deadline_ns: u64) {
-        let ts = libc::timespec {
-            tv_sec: (deadline_ns / 1_000_000_000) as libc::time_t,
-            tv_nsec: (deadline_ns % 1_000_000_000) as libc::c_long,
-        };
-        // Interrupted sleeps (signals) are resumed until the deadline.
-        // SAFETY: ts is valid; the remainder pointer may be null with TIMER_ABSTIME.
-        while unsafe {
-            libc::clock_nanosleep(
-                libc::CLOCK_MONOTONIC,
-                libc::TIMER_ABSTIME,
-                &ts,
-                std::ptr::null_mut(),
-            )
-        } == libc::EINTR
-        {}
+        crate::platform::sleep_until(deadline_ns)
     }
 }
 

@@ -6,8 +6,6 @@ use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
-use std::os::fd::AsRawFd;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 /// Name of the data directory created inside a directory target.
@@ -51,10 +49,10 @@ pub struct Identity {
 }
 
 impl Identity {
-    fn of(m: &fs::Metadata) -> Identity {
+    fn of(m: &fs::Metadata, (dev, ino): (u64, u64)) -> Identity {
         Identity {
-            dev: m.dev(),
-            ino: m.ino(),
+            dev,
+            ino,
             born_ns: born_ns(m),
         }
     }
@@ -135,8 +133,10 @@ impl DataDir {
     /// Takes over the data directory of a run that handed its lock over (`detach_lock`): the
     /// descriptor `fd`, inherited from it, still holds the lock, so no other run can slip in
     /// between. Used to remove an interrupted run's files after that run has exited.
+    #[cfg(unix)]
     pub fn adopt(target: &Path, fd: std::os::fd::RawFd) -> Result<DataDir> {
         use std::os::fd::FromRawFd;
+        use std::os::unix::fs::MetadataExt;
         let root = target.join(DIR_NAME);
         // SAFETY: the caller passes a descriptor it owns (inherited, not used elsewhere);
         // fstat checks it is open before it is wrapped.
@@ -149,13 +149,16 @@ impl DataDir {
             ));
         }
         let lock = unsafe { File::from_raw_fd(fd) };
+        let held = lock
+            .metadata()
+            .map_err(|e| Error::io("cannot inspect the lock descriptor", e))?;
         let on_disk = fs::metadata(root.join(LOCK_NAME)).map_err(|e| {
             Error::io(
                 format!("cannot inspect {}", root.join(LOCK_NAME).display()),
                 e,
             )
         })?;
-        if on_disk.ino() != st.st_ino || on_disk.dev() != st.st_dev {
+        if on_disk.ino() != held.ino() || on_disk.dev() != held.dev() {
             return Err(Error::invalid(
                 "lock descriptor",
                 fd,
@@ -168,6 +171,7 @@ impl DataDir {
     /// Hands the lock over to a process this one starts (the descriptor loses close-on-exec):
     /// that process `adopt`s the directory and removes the files, which on some filesystems
     /// takes seconds, while this one exits. This `DataDir` no longer cleans up.
+    #[cfg(unix)]
     pub fn detach_lock(mut self) -> Result<std::os::fd::RawFd> {
         use std::os::fd::IntoRawFd;
         let lock = self
@@ -244,7 +248,10 @@ impl DataDir {
         }
         match (e.identity, e.reserved_ns) {
             (Some(id), _) => {
-                let now = Identity::of(&m);
+                let Ok(found) = crate::platform::identity_of_path(&p) else {
+                    return Ownership::NotOurs("cannot be inspected");
+                };
+                let now = Identity::of(&m, found);
                 let same = now.dev == id.dev
                     && now.ino == id.ino
                     && (id.born_ns.is_none() || now.born_ns == id.born_ns);
@@ -345,8 +352,8 @@ impl DataDir {
         for e in &mut self.manifest.files[first..] {
             let p = self.root.join(&e.name);
             match create_new(&p) {
-                Ok(m) => {
-                    e.identity = Some(Identity::of(&m));
+                Ok((m, id)) => {
+                    e.identity = Some(Identity::of(&m, id));
                     out.push((p, e.content_id));
                 }
                 Err(err) => {
@@ -439,7 +446,7 @@ impl DataDir {
             .iter()
             .filter(|e| names.contains(&e.name.as_str()))
             .filter_map(|e| fs::symlink_metadata(self.root.join(&e.name)).ok())
-            .map(|m| m.blocks() * 512)
+            .map(|m| crate::platform::allocated_bytes(&m))
             .sum();
         self.ensure_space(bytes.saturating_sub(freed))
     }
@@ -605,21 +612,25 @@ fn check_own_dir(root: &Path) -> Result<()> {
     }
 }
 
-/// Creates an empty file that did not exist (never follows a link, never opens what is there).
-fn create_new(path: &Path) -> std::io::Result<fs::Metadata> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let f = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o644)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(path)?;
-    f.metadata()
+/// Creates an empty file that did not exist (never follows a link, never opens what is there),
+/// and returns what it is and which file it is.
+fn create_new(path: &Path) -> std::io::Result<(fs::Metadata, (u64, u64))> {
+    let mut o = OpenOptions::new();
+    o.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        o.mode(0o644)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC);
+    }
+    // Windows: CREATE_NEW fails on anything already there, a link included.
+    let f = o.open(path)?;
+    Ok((f.metadata()?, crate::platform::identity_of_file(&f)?))
 }
 
 /// True when the first audio block of `path` carries trackbench's tag for `content_id`.
 fn tagged(path: &Path, content_id: u32) -> bool {
-    use std::os::unix::fs::FileExt;
+    use crate::platform::FileAt;
     let mut tag = [0u8; 16];
     fs::File::open(path)
         .and_then(|f| f.read_exact_at(&mut tag, crate::audio::DATA_OFFSET))
@@ -670,10 +681,13 @@ fn take_lock(root: &Path, notes: &mut Vec<String>) -> Result<File> {
             }
             Err(e) => return Err(Error::io(format!("cannot open {}", lock_path.display()), e)),
         };
-        // SAFETY: a valid open descriptor.
-        if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-            let err = std::io::Error::last_os_error();
-            if err.raw_os_error() == Some(libc::EWOULDBLOCK) {
+        // flock(LOCK_EX | LOCK_NB) on Unix, LockFileEx on Windows.
+        if let Err(lock_err) = f.try_lock() {
+            let err = match lock_err {
+                fs::TryLockError::WouldBlock => None,
+                fs::TryLockError::Error(e) => Some(e),
+            };
+            if err.is_none() {
                 let mut s = String::new();
                 let _ = f.read_to_string(&mut s);
                 let pid = s.lines().next().unwrap_or("").trim();
@@ -688,12 +702,15 @@ fn take_lock(root: &Path, notes: &mut Vec<String>) -> Result<File> {
             }
             return Err(Error::io(
                 format!("cannot lock {}", lock_path.display()),
-                err,
+                err.unwrap_or_else(|| std::io::ErrorKind::WouldBlock.into()),
             ));
         }
         // The holder before us may have unlinked this file just before we locked it.
-        let same = match (f.metadata(), fs::metadata(&lock_path)) {
-            (Ok(a), Ok(b)) => a.ino() == b.ino() && a.dev() == b.dev(),
+        let same = match (
+            crate::platform::identity_of_file(&f),
+            crate::platform::identity_of_path(&lock_path),
+        ) {
+            (Ok(a), Ok(b)) => a == b,
             _ => false,
         };
         if !same {
@@ -873,6 +890,7 @@ mod tests {
         assert_eq!(fs::read(&outside).unwrap(), b"keep me");
     }
 
+    #[cfg(unix)]
     #[test]
     fn a_linked_or_foreign_data_directory_is_refused() {
         let t = tempfile::tempdir().unwrap();

@@ -8,10 +8,10 @@ use crate::datadir::DataDir;
 use crate::error::{Error, Result};
 use crate::io::driver::{DriveFile, DriveStats, Limits, drive};
 use crate::io::{self, AlignedBuf, IoSettings, OpKind, OpenMode};
+use crate::platform::FileAt;
 use crate::workloads::patterns::{FileAfterFile, Sequential};
 use std::fs::File;
 use std::io::{Seek, SeekFrom};
-use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 
 /// A byte range of one open file that a workload measures.
@@ -30,18 +30,10 @@ pub struct Span {
     pub direct_refused: bool,
 }
 
-/// Advises the kernel to drop the clean cached pages of `len` bytes at `offset` (0: to the end).
-pub fn drop_pages(file: &File, offset: u64, len: u64) {
-    use std::os::fd::AsRawFd;
-    // SAFETY: a valid descriptor; advice only, its failure changes nothing that matters here.
-    unsafe {
-        libc::posix_fadvise(
-            file.as_raw_fd(),
-            offset as libc::off_t,
-            len as libc::off_t,
-            libc::POSIX_FADV_DONTNEED,
-        )
-    };
+/// Advises the kernel to drop the clean cached pages of `len` bytes at `offset` (0: to the end);
+/// false where the platform cannot (`platform::drop_pages`).
+pub fn drop_pages(file: &File, offset: u64, len: u64) -> bool {
+    crate::platform::drop_pages(file, offset, len)
 }
 
 /// Takes `file` out of the page cache: written back first (advice does not drop dirty pages),
@@ -221,7 +213,7 @@ fn lay_out(
         spans.push(Span::media(path.clone(), o, DATA_OFFSET + data_len, *id));
     }
     let layout_io = IoSettings {
-        backend: io::BackendKind::Uring,
+        backend: io::BackendKind::PARALLEL,
         queue_depth: LAYOUT_QUEUE_DEPTH,
         cached,
     };

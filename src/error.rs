@@ -122,8 +122,8 @@ impl Error {
         match self {
             Error::NoSpace { .. } => true,
             Error::Io { cause, .. } => matches!(
-                cause.raw_os_error(),
-                Some(libc::ENOSPC) | Some(libc::EDQUOT)
+                cause.kind(),
+                std::io::ErrorKind::StorageFull | std::io::ErrorKind::QuotaExceeded
             ),
             _ => false,
         }

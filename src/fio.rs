@@ -94,6 +94,8 @@ pub fn job_file(command: &str, target: &TargetInfo, io: &IoSettings, jobs: &[Fio
     let engine = match io.backend {
         BackendKind::Sync => "psync",
         BackendKind::Uring => "io_uring",
+        // fio's thread-based asynchronous engine: the same requests in flight from a pool.
+        BackendKind::Threads => "posixaio",
     };
     out.push_str(&format!("ioengine={engine}\niodepth={}\n", io.queue_depth));
     out.push_str(&format!("direct={}\n", u8::from(!io.cached)));

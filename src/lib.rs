@@ -15,6 +15,7 @@ pub mod host;
 pub mod io;
 pub mod memory;
 pub mod metrics;
+pub mod platform;
 pub mod report;
 pub mod result;
 pub mod session;

@@ -87,7 +87,10 @@ fn main() -> ExitCode {
                     let msg = SECOND_SIGNAL_MESSAGE
                         .get()
                         .map_or(&b"\nsecond interrupt: exiting now\n"[..], Vec::as_slice);
+                    #[cfg(unix)]
                     libc::write(2, msg.as_ptr().cast(), msg.len());
+                    #[cfg(windows)]
+                    libc::write(2, msg.as_ptr().cast(), msg.len() as u32);
                     libc::_exit(i32::from(EXIT_INTERRUPTED));
                 }
             })
@@ -686,6 +689,7 @@ fn report_cmd(a: &ReportArgs) -> Result<ExitCode> {
 /// Hands an interrupted run's data directory, lock included, to a `trackbench clean` of its
 /// own (its own process group: a second Ctrl-C at the terminal does not stop it) and returns
 /// its pid; where that cannot start, cleans here.
+#[cfg(unix)]
 fn hand_over(d: DataDir, target: &Path) -> Result<Option<u32>> {
     use std::os::unix::process::CommandExt;
     if d.keep() {
@@ -719,6 +723,14 @@ fn hand_over(d: DataDir, target: &Path) -> Result<Option<u32>> {
     }
 }
 
+/// Windows: a lock handle cannot be handed to a child as a descriptor is, so the interrupted
+/// run removes its files itself before it exits.
+#[cfg(windows)]
+fn hand_over(d: DataDir, _target: &Path) -> Result<Option<u32>> {
+    d.close()?;
+    Ok(None)
+}
+
 fn clean(path: &Path, inherited_lock: Option<i32>) -> Result<ExitCode> {
     let t = target::inspect(path)?;
     if t.kind != TargetKind::Directory {
@@ -730,7 +742,11 @@ fn clean(path: &Path, inherited_lock: Option<i32>) -> Result<ExitCode> {
     }
     if let Some(fd) = inherited_lock {
         // The interrupted run's own cleanup, handed over with its lock.
+        #[cfg(unix)]
         DataDir::adopt(&t.path, fd)?.close()?;
+        #[cfg(windows)]
+        bail!("--inherited-lock {fd}: a lock is handed over only on Unix");
+        #[cfg(unix)]
         return Ok(ExitCode::SUCCESS);
     }
     let c = datadir::clean(&t.path)?;
@@ -757,8 +773,13 @@ fn clean(path: &Path, inherited_lock: Option<i32>) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Windows has no per-process limit of this kind.
+#[cfg(windows)]
+fn raise_open_file_limit() {}
+
 /// Streaming thousands of tracks keeps one file open per track: lift the soft limit on open
 /// files to the hard limit.
+#[cfg(unix)]
 fn raise_open_file_limit() {
     let mut r = libc::rlimit {
         rlim_cur: 0,

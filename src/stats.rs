@@ -118,6 +118,7 @@ pub struct LatencySummary {
 
 /// CPU time used by the calling thread so far (user + system), in seconds, from the thread's
 /// CPU clock (nanosecond resolution, unlike getrusage's tick-sampled split).
+#[cfg(unix)]
 pub fn thread_cpu_s() -> f64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
@@ -128,6 +129,25 @@ pub fn thread_cpu_s() -> f64 {
         return 0.0;
     }
     ts.tv_sec as f64 + ts.tv_nsec as f64 / 1e9
+}
+
+/// CPU time used by the calling thread so far (kernel + user), in seconds (GetThreadTimes).
+#[cfg(windows)]
+pub fn thread_cpu_s() -> f64 {
+    use windows_sys::Win32::Foundation::FILETIME;
+    use windows_sys::Win32::System::Threading::{GetCurrentThread, GetThreadTimes};
+    let zero = FILETIME {
+        dwLowDateTime: 0,
+        dwHighDateTime: 0,
+    };
+    let (mut c, mut e, mut k, mut u) = (zero, zero, zero, zero);
+    // SAFETY: the pseudo-handle of the calling thread and valid out-pointers.
+    if unsafe { GetThreadTimes(GetCurrentThread(), &mut c, &mut e, &mut k, &mut u) } == 0 {
+        return 0.0;
+    }
+    let t = |f: FILETIME| ((u64::from(f.dwHighDateTime) << 32) | u64::from(f.dwLowDateTime)) as f64;
+    // FILETIME counts 100 ns.
+    (t(k) + t(u)) / 1e7
 }
 
 /// Median, extremes and coefficient of variation of one figure over repeated runs.

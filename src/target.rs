@@ -4,7 +4,6 @@
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::fs;
-use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
 /// The kind of target.
@@ -102,7 +101,7 @@ pub fn inspect(path: &Path) -> Result<TargetInfo> {
         TargetKind::Directory
     } else if ft.is_file() {
         TargetKind::File
-    } else if ft.is_block_device() {
+    } else if is_block_device(&ft) {
         TargetKind::BlockDevice
     } else {
         return Err(Error::BadTarget {
@@ -124,19 +123,11 @@ pub fn inspect(path: &Path) -> Result<TargetInfo> {
     };
     match kind {
         TargetKind::BlockDevice => {
-            let rdev = meta.rdev();
-            info.device = device_info(libc::major(rdev), libc::minor(rdev));
+            info.device = block_device(&meta);
             info.size_bytes = info.device.as_ref().and_then(|d| d.size_bytes);
         }
         _ => {
-            let dev = meta.dev();
-            if let Some(m) = find_mount(&canon, libc::major(dev), libc::minor(dev)) {
-                info.fs_type = Some(m.fs_type);
-                info.mount_point = Some(m.mount_point);
-                info.mount_options = Some(m.options);
-                info.mount_source = Some(m.source);
-            }
-            info.device = device_info(libc::major(dev), libc::minor(dev));
+            describe_filesystem(&canon, &meta, &mut info);
             if let Some((total, free)) = space(&canon) {
                 info.total_bytes = Some(total);
                 info.free_bytes = Some(free);
@@ -149,7 +140,121 @@ pub fn inspect(path: &Path) -> Result<TargetInfo> {
     Ok(info)
 }
 
+fn is_block_device(ft: &fs::FileType) -> bool {
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::FileTypeExt::is_block_device(ft)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = ft;
+        false
+    }
+}
+
+/// The device of a block-device target (Linux: from sysfs; unknown elsewhere).
+fn block_device(meta: &fs::Metadata) -> Option<DeviceInfo> {
+    #[cfg(target_os = "linux")]
+    {
+        let rdev = std::os::unix::fs::MetadataExt::rdev(meta);
+        device_info(libc::major(rdev), libc::minor(rdev))
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = meta;
+        None
+    }
+}
+
+/// The filesystem, mount and device holding a directory or file on device `dev`: Linux from
+/// /proc/self/mountinfo and sysfs; macOS from statfs (type, mount point, source; the device's
+/// model and kind stay unknown); Windows the volume's filesystem name and root.
+fn describe_filesystem(path: &Path, meta: &fs::Metadata, info: &mut TargetInfo) {
+    #[cfg(target_os = "linux")]
+    {
+        let dev = std::os::unix::fs::MetadataExt::dev(meta);
+        let (major, minor) = (libc::major(dev), libc::minor(dev));
+        if let Some(m) = find_mount(path, major, minor) {
+            info.fs_type = Some(m.fs_type);
+            info.mount_point = Some(m.mount_point);
+            info.mount_options = Some(m.options);
+            info.mount_source = Some(m.source);
+        }
+        info.device = device_info(major, minor);
+    }
+    #[cfg(target_os = "macos")]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let _ = meta;
+        let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
+            return;
+        };
+        // SAFETY: a plain C struct; all-zero is valid, and statfs fills it.
+        let mut s: libc::statfs = unsafe { std::mem::zeroed() };
+        // SAFETY: c is a valid C string and s a valid out-pointer.
+        if unsafe { libc::statfs(c.as_ptr(), &mut s) } != 0 {
+            return;
+        }
+        let text = |f: &[libc::c_char]| {
+            let bytes: Vec<u8> = f
+                .iter()
+                .take_while(|&&b| b != 0)
+                .map(|&b| b as u8)
+                .collect();
+            String::from_utf8_lossy(&bytes).into_owned()
+        };
+        info.fs_type = Some(text(&s.f_fstypename));
+        info.mount_point = Some(PathBuf::from(text(&s.f_mntonname)));
+        info.mount_source = Some(text(&s.f_mntfromname));
+    }
+    #[cfg(windows)]
+    {
+        use windows_sys::Win32::Storage::FileSystem::{GetVolumeInformationW, GetVolumePathNameW};
+        let _ = meta;
+        let wide = wide(path);
+        let mut root = [0u16; 1024];
+        // SAFETY: a NUL-terminated path and a buffer of the length given.
+        if unsafe { GetVolumePathNameW(wide.as_ptr(), root.as_mut_ptr(), root.len() as u32) } == 0 {
+            return;
+        }
+        let mut fs_name = [0u16; 64];
+        // SAFETY: the root from above (NUL-terminated) and buffers of the lengths given; the
+        // fields not asked for are null.
+        let ok = unsafe {
+            GetVolumeInformationW(
+                root.as_ptr(),
+                std::ptr::null_mut(),
+                0,
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                fs_name.as_mut_ptr(),
+                fs_name.len() as u32,
+            )
+        };
+        let text = |w: &[u16]| {
+            String::from_utf16_lossy(&w[..w.iter().position(|&c| c == 0).unwrap_or(w.len())])
+        };
+        if ok != 0 {
+            info.fs_type = Some(text(&fs_name));
+        }
+        info.mount_point = Some(PathBuf::from(text(&root)));
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "macos", windows)))]
+    {
+        let _ = (path, meta, info);
+    }
+}
+
+/// A path as a NUL-terminated UTF-16 string.
+#[cfg(windows)]
+fn wide(path: &Path) -> Vec<u16> {
+    use std::os::windows::ffi::OsStrExt;
+    path.as_os_str().encode_wide().chain(Some(0)).collect()
+}
+
 /// Filesystem size and bytes available to an unprivileged writer.
+#[cfg(unix)]
 pub fn space(path: &Path) -> Option<(u64, u64)> {
     use std::os::unix::ffi::OsStrExt;
     let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
@@ -162,6 +267,19 @@ pub fn space(path: &Path) -> Option<(u64, u64)> {
     Some((s.f_blocks as u64 * frsize, s.f_bavail as u64 * frsize))
 }
 
+/// Filesystem size and bytes available to the calling user (quotas applied).
+#[cfg(windows)]
+pub fn space(path: &Path) -> Option<(u64, u64)> {
+    use windows_sys::Win32::Storage::FileSystem::GetDiskFreeSpaceExW;
+    let wide = wide(path);
+    let (mut avail, mut total) = (0u64, 0u64);
+    // SAFETY: a NUL-terminated path and valid out-pointers; the free total is not asked for.
+    let ok =
+        unsafe { GetDiskFreeSpaceExW(wide.as_ptr(), &mut avail, &mut total, std::ptr::null_mut()) };
+    (ok != 0).then_some((total, avail))
+}
+
+#[cfg(target_os = "linux")]
 struct Mount {
     mount_point: PathBuf,
     options: String,
@@ -169,6 +287,7 @@ struct Mount {
     source: String,
 }
 
+#[cfg(target_os = "linux")]
 /// Finds the mount holding `path` in /proc/self/mountinfo: same device numbers, longest mount point
 /// that is a prefix of the path (the last one wins when mounts are stacked).
 fn find_mount(path: &Path, major: u32, minor: u32) -> Option<Mount> {
@@ -176,6 +295,7 @@ fn find_mount(path: &Path, major: u32, minor: u32) -> Option<Mount> {
     parse_mountinfo(&text, path, major, minor)
 }
 
+#[cfg(target_os = "linux")]
 fn parse_mountinfo(text: &str, path: &Path, major: u32, minor: u32) -> Option<Mount> {
     let want = format!("{major}:{minor}");
     let mut best: Option<(usize, bool, Mount)> = None;
@@ -216,6 +336,7 @@ fn parse_mountinfo(text: &str, path: &Path, major: u32, minor: u32) -> Option<Mo
     best.map(|(_, _, m)| m)
 }
 
+#[cfg(target_os = "linux")]
 /// mountinfo escapes space, tab, newline and backslash as \ooo.
 fn unescape(s: &str) -> String {
     let b = s.as_bytes();
@@ -236,12 +357,14 @@ fn unescape(s: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+#[cfg(target_os = "linux")]
 fn read_trim(p: impl AsRef<Path>) -> Option<String> {
     let s = fs::read_to_string(p).ok()?;
     let s = s.trim();
     (!s.is_empty()).then(|| s.to_string())
 }
 
+#[cfg(target_os = "linux")]
 /// Reads what sysfs says about block device `major:minor`, climbing from a partition to its disk.
 fn device_info(major: u32, minor: u32) -> Option<DeviceInfo> {
     if major == 0 {
@@ -290,6 +413,7 @@ fn device_info(major: u32, minor: u32) -> Option<DeviceInfo> {
     })
 }
 
+#[cfg(target_os = "linux")]
 fn driver_of(disk_dir: &Path) -> String {
     fs::read_link(disk_dir.join("device/driver"))
         .ok()
@@ -297,7 +421,7 @@ fn driver_of(disk_dir: &Path) -> String {
         .unwrap_or_else(|| "unknown driver".to_string())
 }
 
-#[cfg(test)]
+#[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::*;
 

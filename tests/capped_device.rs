@@ -10,6 +10,8 @@
 //! skipped with the reason printed. The tests share one lock: two searches on capped devices at
 //! once would compete for the two cores this machine has.
 
+#![cfg(target_os = "linux")]
+
 use serde_json::Value;
 use std::path::PathBuf;
 use std::process::Command;

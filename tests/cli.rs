@@ -52,6 +52,7 @@ fn figure(doc: &Value, row: &str, name: &str) -> f64 {
 
 /// An interrupted run hands its files to a cleaner that outlives it: wait (a few seconds at
 /// most) for it to finish, then check nothing is left.
+#[cfg(unix)]
 fn assert_cleaned_after_interrupt(dir: &Path) {
     let start = Instant::now();
     while dir.join("trackbench-data").exists() && start.elapsed() < Duration::from_secs(15) {
@@ -210,6 +211,53 @@ fn io_uring_backend_and_cached_mode() {
     assert_clean(t.path());
 }
 
+/// The portable parallel backend (the one macOS and Windows use) on this disk: the same
+/// requests in flight from a pool of threads, every read checked as with the others.
+#[test]
+fn thread_pool_backend_keeps_requests_in_flight() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path().to_str().unwrap();
+    let v = run_json(
+        t.path(),
+        &[
+            "seek",
+            d,
+            "--duration",
+            "300ms",
+            "--size",
+            "8M",
+            "--qd",
+            "8",
+            "--backend",
+            "threads",
+        ],
+    );
+    assert_eq!(v["session"]["io"]["backend"], "threads", "{}", v["session"]);
+    assert_eq!(v["session"]["io"]["queue_depth"], 8);
+    assert!(figure(&v, "random 4K", "iops") > 0.0);
+    let v = run_json(
+        t.path(),
+        &[
+            "seq",
+            d,
+            "--size",
+            "4M",
+            "--backend",
+            "threads",
+            "--qd",
+            "4",
+        ],
+    );
+    assert_eq!(v["session"]["io"]["backend"], "threads");
+    assert!(
+        v["sections"][0]["rows"][0]["figures"][0]["median"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
+    assert_clean(t.path());
+}
+
 #[test]
 fn keep_reuses_and_clean_removes() {
     let t = tempfile::tempdir().unwrap();
@@ -346,6 +394,7 @@ fn a_second_run_on_the_same_target_refuses() {
     assert_clean(t.path());
 }
 
+#[cfg(unix)] // the signal is sent with kill(2)
 #[test]
 fn ctrl_c_stops_promptly_saves_and_cleans_up() {
     let t = tempfile::tempdir().unwrap();
@@ -397,6 +446,7 @@ fn ctrl_c_stops_promptly_saves_and_cleans_up() {
     );
 }
 
+#[cfg(unix)] // the signal is sent with kill(2)
 #[test]
 fn sigterm_also_stops_and_cleans_up() {
     let t = tempfile::tempdir().unwrap();
@@ -434,6 +484,7 @@ fn sigterm_also_stops_and_cleans_up() {
     assert_cleaned_after_interrupt(t.path());
 }
 
+#[cfg(unix)] // the signal is sent with kill(2)
 #[test]
 fn a_run_with_large_files_exits_within_a_second_and_a_second_signal_loses_nothing() {
     let t = tempfile::tempdir().unwrap();
@@ -1117,6 +1168,7 @@ fn a_device_that_cannot_stream_never_passes_and_its_locate_is_called_out() {
     assert!(s.contains("the locate (filling every ring"), "{s}");
 }
 
+#[cfg(unix)] // the signal is sent with kill(2)
 #[test]
 fn a_second_signal_exits_at_once_and_says_how_to_clean_up() {
     let t = tempfile::tempdir().unwrap();

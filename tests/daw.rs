@@ -74,8 +74,7 @@ fn a_template_loads_cold_and_warm_with_one_and_many_threads() {
     assert!(findings.contains("template_load") && findings.contains("cold_means"));
     assert!(!d.join("trackbench-data").exists());
     // As root the whole cache can go, and the result says so.
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } == 0 {
+    if trackbench::platform::is_root() {
         let v = run_json(&["load", ds, "--files", "20", "--drop-caches"], t.path());
         assert!(
             v["sections"][0]["findings"]

@@ -190,6 +190,7 @@ fn every_classic_measurement_has_its_fio_job_and_fio_runs_it() {
     }
 }
 
+#[cfg(unix)] // the signal is sent with kill(2)
 #[test]
 fn run_writes_every_classic_measurement_into_one_job_file_that_fio_accepts() {
     let t = tempfile::tempdir().unwrap();

@@ -147,6 +147,7 @@ fn a_users_file_beside_ours_stops_the_run_and_is_left_alone() {
     }
 }
 
+#[cfg(unix)]
 #[test]
 fn a_linked_data_directory_is_refused() {
     let t = tempfile::tempdir().unwrap();
@@ -271,6 +272,7 @@ fn a_json_path_that_cannot_be_written_fails_before_measuring() {
     }
 }
 
+#[cfg(unix)]
 #[test]
 fn a_path_that_is_not_utf8_is_measured_and_recorded() {
     use std::os::unix::ffi::OsStrExt;
@@ -364,7 +366,7 @@ fn edge_values_of_every_numeric_flag_never_panic_the_binary() {
 
 /// Overwrites bytes 100..108 of every 4 KiB block of audio (after the header): the tags stay.
 fn corrupt_payload(path: &Path) {
-    use std::os::unix::fs::FileExt;
+    use trackbench::platform::FileAt;
     let f = fs::OpenOptions::new().write(true).open(path).unwrap();
     let len = f.metadata().unwrap().len();
     let mut at = 4096;
@@ -430,7 +432,7 @@ impl Drop for MemoryGroup {
 #[test]
 fn a_memory_limited_group_is_the_budget_not_the_machines_ram() {
     let v1 = Path::new("/sys/fs/cgroup/memory");
-    if unsafe { libc::geteuid() } != 0 || !v1.is_dir() {
+    if !trackbench::platform::is_root() || !v1.is_dir() {
         eprintln!("skipped: needs root and the cgroup v1 memory controller");
         return;
     }

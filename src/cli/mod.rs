@@ -81,8 +81,10 @@ pub enum Command {
 pub enum BackendArg {
     /// pread/pwrite, one request at a time (queue depth 1)
     Sync,
-    /// io_uring, up to --qd requests in flight
+    /// io_uring, up to --qd requests in flight (Linux)
     Uring,
+    /// a pool of threads doing positional I/O, up to --qd requests in flight (every platform)
+    Threads,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -130,10 +132,10 @@ pub struct StoreArgs {
 /// How the classic measurements issue I/O.
 #[derive(Args, Debug, Clone)]
 pub struct IoArgs {
-    /// I/O backend [default: sync at --qd 1, uring above]
+    /// I/O backend [default: sync at --qd 1; above, uring on Linux and threads elsewhere]
     #[arg(long, value_enum)]
     pub backend: Option<BackendArg>,
-    /// Requests in flight (queue depth); above 1 needs io_uring
+    /// Requests in flight (queue depth); above 1 needs a parallel backend (uring or threads)
     #[arg(long, default_value_t = 1, value_name = "N")]
     pub qd: u32,
     /// Measure through the page cache on purpose (default: O_DIRECT)
@@ -312,7 +314,8 @@ pub struct StreamOpts {
     /// Frames per audio period (the tick)
     #[arg(long, default_value_t = 256, value_name = "FRAMES")]
     pub period: u32,
-    /// serial (one I/O at a time, like most DAWs) or parallel:QD (io_uring, QD in flight)
+    /// serial (one I/O at a time, like most DAWs) or parallel:QD (QD in flight: io_uring on
+    /// Linux, a pool of I/O threads elsewhere)
     #[arg(long, default_value = "serial")]
     pub butler: String,
     /// Length of each run [default: 10 s, or longer where the rings need it; with --find-max, as long as a probe needs to tell: one ring plus four refill cycles (simulated: 120 s or 40 rings)]
@@ -334,8 +337,8 @@ pub struct StreamOpts {
     /// With --find-max and a --profile, also search trackbench's default engine, side by side
     #[arg(long)]
     pub compare_default: bool,
-    /// With --find-max and a serial butler, also search what a parallel butler (io_uring, QD in
-    /// flight; 8 if no QD is given) holds on the same target; about doubles the search time
+    /// With --find-max and a serial butler, also search what a parallel butler (QD in flight:
+    /// io_uring on Linux, I/O threads elsewhere; 8 if no QD is given) holds on the same target; about doubles the search time
     #[arg(long, value_name = "QD", num_args = 0..=1, default_missing_value = "8")]
     pub compare_parallel: Option<u32>,
     /// With --find-max, try at most N tracks in all (the answer says when it stopped there)
@@ -714,8 +717,12 @@ impl LoadArgs {
         if !(1..=1024).contains(&self.threads) {
             bail!("invalid threads {}: 1 to 1024", self.threads);
         }
-        // SAFETY: geteuid has no preconditions.
-        if self.drop_caches && unsafe { libc::geteuid() } != 0 {
+        if self.drop_caches && !cfg!(target_os = "linux") {
+            bail!(
+                "--drop-caches is Linux's (it writes /proc/sys/vm/drop_caches); on macOS run `sudo purge` before the load instead"
+            );
+        }
+        if self.drop_caches && !trackbench::platform::is_root() {
             bail!(
                 "--drop-caches needs root (it writes /proc/sys/vm/drop_caches); leave it out to drop each file's pages only"
             );
@@ -869,7 +876,8 @@ impl Common {
                 let backend = match a.backend {
                     Some(BackendArg::Sync) => BackendKind::Sync,
                     Some(BackendArg::Uring) => BackendKind::Uring,
-                    None if a.qd > 1 => BackendKind::Uring,
+                    Some(BackendArg::Threads) => BackendKind::Threads,
+                    None if a.qd > 1 => BackendKind::PARALLEL,
                     None => BackendKind::Sync,
                 };
                 IoSettings {

@@ -4,8 +4,10 @@
 
 pub mod aligned;
 pub mod driver;
+pub mod pool;
 pub mod sim;
 pub mod sync;
+#[cfg(target_os = "linux")]
 pub mod uring;
 
 pub use aligned::AlignedBuf;
@@ -13,7 +15,6 @@ pub use aligned::AlignedBuf;
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::fs::{File, OpenOptions};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 /// Direction of one request.
@@ -71,8 +72,20 @@ pub trait IoBackend {
 pub enum BackendKind {
     /// pread/pwrite, one request at a time.
     Sync,
-    /// io_uring with up to `qd` requests in flight.
+    /// io_uring with up to `qd` requests in flight (Linux).
     Uring,
+    /// A pool of threads doing positional I/O with up to `qd` requests in flight: the parallel
+    /// backend where io_uring is absent.
+    Threads,
+}
+
+impl BackendKind {
+    /// The platform's parallel backend: io_uring on Linux, the thread pool elsewhere.
+    pub const PARALLEL: BackendKind = if cfg!(target_os = "linux") {
+        BackendKind::Uring
+    } else {
+        BackendKind::Threads
+    };
 }
 
 /// How a workload issues its I/O.
@@ -111,7 +124,7 @@ impl IoSettings {
             return Err(Error::invalid(
                 "queue depth",
                 self.queue_depth,
-                "1 with --backend sync (pread/pwrite issue one request at a time); use --backend uring for deeper queues",
+                "1 with --backend sync (pread/pwrite issue one request at a time); use --backend uring (Linux) or threads for deeper queues",
             ));
         }
         Ok(())
@@ -122,7 +135,21 @@ impl IoSettings {
         self.validate()?;
         Ok(match self.backend {
             BackendKind::Sync => Box::new(sync::SyncBackend::new(files, buf_len)?),
+            #[cfg(target_os = "linux")]
             BackendKind::Uring => Box::new(uring::UringBackend::new(
+                files,
+                buf_len,
+                self.queue_depth as usize,
+            )?),
+            #[cfg(not(target_os = "linux"))]
+            BackendKind::Uring => {
+                return Err(Error::invalid(
+                    "backend",
+                    "uring",
+                    "sync or threads: io_uring is Linux's",
+                ));
+            }
+            BackendKind::Threads => Box::new(pool::PoolBackend::new(
                 files,
                 buf_len,
                 self.queue_depth as usize,
@@ -150,22 +177,61 @@ pub enum OpenMode {
     ReadWrite,
 }
 
-/// Opens `path` with O_DIRECT unless `cached`; where the filesystem refuses O_DIRECT (tmpfs, some
+/// The error an open refused for uncached I/O returns (Unix EINVAL; Windows
+/// ERROR_INVALID_PARAMETER).
+const EINVAL: i32 = if cfg!(windows) { 87 } else { 22 };
+
+/// Opens `path` with O_DIRECT (macOS: F_NOCACHE; Windows: FILE_FLAG_NO_BUFFERING and
+/// FILE_FLAG_WRITE_THROUGH) unless `cached`; where the filesystem refuses O_DIRECT (tmpfs, some
 /// network filesystems) it opens buffered and says so, so every figure can be labelled "cached".
 pub fn open(path: &Path, mode: OpenMode, cached: bool) -> Result<Opened> {
     let build = |direct: bool| {
         let mut o = OpenOptions::new();
         o.read(true);
-        let mut flags = libc::O_CLOEXEC;
         if mode == OpenMode::ReadWrite {
             o.write(true);
-            flags |= libc::O_NOFOLLOW;
         }
-        if direct {
-            flags |= libc::O_DIRECT;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            let mut flags = libc::O_CLOEXEC;
+            if mode == OpenMode::ReadWrite {
+                flags |= libc::O_NOFOLLOW;
+            }
+            if direct {
+                flags |= crate::platform::UNCACHED_OPEN_FLAGS;
+            }
+            o.custom_flags(flags);
         }
-        o.custom_flags(flags);
-        o.open(path)
+        #[cfg(windows)]
+        {
+            use std::os::windows::fs::OpenOptionsExt;
+            use windows_sys::Win32::Storage::FileSystem::{
+                FILE_FLAG_NO_BUFFERING, FILE_FLAG_OPEN_REPARSE_POINT, FILE_FLAG_WRITE_THROUGH,
+            };
+            let mut flags = 0;
+            if mode == OpenMode::ReadWrite {
+                // The link itself, never its target: refused below as not a file.
+                flags |= FILE_FLAG_OPEN_REPARSE_POINT;
+            }
+            if direct {
+                flags |= FILE_FLAG_NO_BUFFERING | FILE_FLAG_WRITE_THROUGH;
+            }
+            o.custom_flags(flags);
+        }
+        let file = o.open(path)?;
+        #[cfg(windows)]
+        if mode == OpenMode::ReadWrite && file.metadata()?.file_type().is_symlink() {
+            return Err(std::io::Error::other(
+                "a link where trackbench's file should be",
+            ));
+        }
+        if direct
+            && crate::platform::after_open_uncached(&file) == crate::platform::Uncached::Refused
+        {
+            return Err(std::io::Error::from_raw_os_error(EINVAL));
+        }
+        Ok(file)
     };
     if cached {
         let file = build(false).map_err(|e| open_error(path, e))?;
@@ -181,7 +247,7 @@ pub fn open(path: &Path, mode: OpenMode, cached: bool) -> Result<Opened> {
             cached: false,
             direct_refused: false,
         }),
-        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {
+        Err(e) if e.raw_os_error() == Some(EINVAL) => {
             let file = build(false).map_err(|e| open_error(path, e))?;
             Ok(Opened {
                 file,

@@ -1,12 +1,12 @@
-//! The synchronous backend: pread/pwrite, one request at a time, as most DAWs' disk threads do.
+//! The synchronous backend: positional reads and writes (pread/pwrite), one request at a time, as most DAWs' disk threads do.
 
 use super::{AlignedBuf, Completion, IoBackend, Op, OpKind};
 use crate::error::Result;
+use crate::platform::{FileAt, RawFile, borrow_raw, raw_file};
 use std::fs::File;
-use std::os::fd::{AsRawFd, RawFd};
 
 pub struct SyncBackend {
-    fds: Vec<RawFd>,
+    fds: Vec<RawFile>,
     buf: AlignedBuf,
     done: Option<Completion>,
 }
@@ -15,7 +15,7 @@ impl SyncBackend {
     /// The files must stay open for the life of the backend.
     pub fn new(files: &[&File], buf_len: usize) -> Result<SyncBackend> {
         Ok(SyncBackend {
-            fds: files.iter().map(|f| f.as_raw_fd()).collect(),
+            fds: files.iter().map(|f| raw_file(f)).collect(),
             buf: AlignedBuf::new(buf_len),
             done: None,
         })
@@ -51,20 +51,20 @@ impl IoBackend for SyncBackend {
         } else {
             op.external
         };
-        // SAFETY: ptr is valid for op.len bytes (the slot, or caller memory by the Op contract); fd is
-        // open for the backend's life.
+        // SAFETY: the file is open for the backend's life (the caller's promise).
+        let file = unsafe { borrow_raw(fd) };
+        let len = op.len as usize;
+        // SAFETY: ptr is valid for op.len bytes (the slot, or caller memory by the Op contract)
+        // and nobody else touches it until the completion is reaped.
         let r = unsafe {
             match op.kind {
-                OpKind::Read => libc::pread(fd, ptr.cast(), op.len as usize, op.offset as i64),
-                OpKind::Write => libc::pwrite(fd, ptr.cast(), op.len as usize, op.offset as i64),
+                OpKind::Read => file.read_at(std::slice::from_raw_parts_mut(ptr, len), op.offset),
+                OpKind::Write => file.write_at(std::slice::from_raw_parts(ptr, len), op.offset),
             }
         };
-        let result = if r < 0 {
-            -(std::io::Error::last_os_error()
-                .raw_os_error()
-                .unwrap_or(libc::EIO) as i64)
-        } else {
-            r as i64
+        let result = match r {
+            Ok(n) => n as i64,
+            Err(e) => -i64::from(e.raw_os_error().unwrap_or(5)),
         };
         self.done = Some(Completion {
             slot: op.slot,

@@ -56,12 +56,21 @@ impl Output {
             Ok(_) => return Err(bad(format!("{} is not a directory", parent.display()))),
             Err(e) => return Err(bad(format!("{}: {e}", parent.display()))),
         }
-        let c = std::ffi::CString::new(parent.as_os_str().as_encoded_bytes())
-            .map_err(|_| bad("the path holds a NUL byte".into()))?;
-        // SAFETY: a valid NUL-terminated path.
-        if unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) } != 0 {
-            let e = std::io::Error::last_os_error();
-            return Err(bad(format!("{} cannot be written: {e}", parent.display())));
+        #[cfg(unix)]
+        {
+            let c = std::ffi::CString::new(parent.as_os_str().as_encoded_bytes())
+                .map_err(|_| bad("the path holds a NUL byte".into()))?;
+            // SAFETY: a valid NUL-terminated path.
+            if unsafe { libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) } != 0 {
+                let e = std::io::Error::last_os_error();
+                return Err(bad(format!("{} cannot be written: {e}", parent.display())));
+            }
+        }
+        // Windows has no access(2) for directories' ACLs: a read-only attribute is what can be
+        // told before writing; the write itself says the rest.
+        #[cfg(windows)]
+        if std::fs::metadata(&parent).is_ok_and(|m| m.permissions().readonly()) {
+            return Err(bad(format!("{} is read-only", parent.display())));
         }
         Ok(Output {
             path: path.to_path_buf(),

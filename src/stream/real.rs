@@ -46,40 +46,6 @@ pub static REALTIME_ALLOCATIONS: std::sync::atomic::AtomicU64 =
 /// Set by a program whose global allocator counts `REALTIME_ALLOCATIONS`.
 pub static ALLOCATIONS_COUNTED: AtomicBool = AtomicBool::new(false);
 
-/// SCHED_FIFO priority of the tick thread: above JACK's default 10 clients' helpers, below
-/// PipeWire's 88 data loop, like a DAW's engine thread.
-const TICK_PRIORITY: i32 = 70;
-
-/// Asks for SCHED_FIFO on the calling thread and locks memory; says what was refused.
-fn go_realtime() -> (bool, Option<String>) {
-    let mut refused = Vec::new();
-    let param = libc::sched_param {
-        sched_priority: TICK_PRIORITY,
-    };
-    // SAFETY: plain syscalls on the calling thread with valid arguments.
-    let r = unsafe { libc::pthread_setschedparam(libc::pthread_self(), libc::SCHED_FIFO, &param) };
-    if r != 0 {
-        refused.push(format!(
-            "SCHED_FIFO refused ({})",
-            std::io::Error::from_raw_os_error(r)
-        ));
-    }
-    if unsafe { libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE) } != 0 {
-        refused.push(format!(
-            "mlockall refused ({})",
-            std::io::Error::last_os_error()
-        ));
-    }
-    if refused.is_empty() {
-        (true, None)
-    } else {
-        (
-            false,
-            Some(format!("not real-time: {}", refused.join("; "))),
-        )
-    }
-}
-
 /// Real time: the tick on a thread of its own against the monotonic clock, the butler on the
 /// calling thread.
 pub struct RealTime;
@@ -160,7 +126,13 @@ impl Timing for RealTime {
                     let mut side = side;
                     // Everything the tick needs is allocated before it asks for real-time.
                     let mut lateness = LatencyHist::default();
-                    let (realtime, note) = go_realtime();
+                    let grant =
+                        crate::platform::go_realtime(spec.period_frames, spec.format.rate_hz);
+                    let realtime = grant.granted;
+                    let note = grant
+                        .refused
+                        .as_ref()
+                        .map(|r| format!("not real-time: {r}"));
                     let clock = RealClock;
                     let cpu0 = thread_cpu_s();
                     let start = clock.now_ns() + period_ns;
@@ -190,10 +162,10 @@ impl Timing for RealTime {
                     let allocations = REALTIME_ALLOCATIONS.load(Ordering::Relaxed) - allocs0;
                     let cpu_s = thread_cpu_s() - cpu0;
                     if realtime {
-                        // SAFETY: undoes this run's mlockall; nothing else in trackbench locks
-                        // memory.
-                        unsafe { libc::munlockall() };
+                        // Undoes this run's mlockall; nothing else in trackbench locks memory.
+                        crate::platform::unlock_memory();
                     }
+                    drop(grant);
                     finished.store(true, Ordering::Release);
                     butler_thread.unpark();
                     (
@@ -303,7 +275,7 @@ fn run_tracks(
     let io = IoSettings {
         backend: match spec.butler {
             ButlerMode::Serial => BackendKind::Sync,
-            ButlerMode::Parallel(_) => BackendKind::Uring,
+            ButlerMode::Parallel(_) => BackendKind::PARALLEL,
         },
         queue_depth: spec.butler.queue_depth() as u32,
         cached: !spec.policy.direct,
@@ -312,7 +284,7 @@ fn run_tracks(
     let mut locate = match spec.locate_queue_depth {
         Some(q) if spec.play_tracks > 0 => Some(
             IoSettings {
-                backend: BackendKind::Uring,
+                backend: BackendKind::PARALLEL,
                 queue_depth: q,
                 cached: io.cached,
             }

@@ -1019,7 +1019,7 @@ pub fn run_real(
         let mut backend = IoSettings {
             backend: match spec.butler {
                 super::ButlerMode::Serial => BackendKind::Sync,
-                super::ButlerMode::Parallel(_) => BackendKind::Uring,
+                super::ButlerMode::Parallel(_) => BackendKind::PARALLEL,
             },
             queue_depth: spec.butler.queue_depth() as u32,
             cached,
@@ -1028,7 +1028,7 @@ pub fn run_real(
         let mut locate = match spec.locate_queue_depth {
             Some(q) => Some(
                 IoSettings {
-                    backend: BackendKind::Uring,
+                    backend: BackendKind::PARALLEL,
                     queue_depth: q,
                     cached,
                 }

@@ -12,10 +12,10 @@ use crate::findings::Finding;
 use crate::fio::{self, FioJob};
 use crate::io::{self, AlignedBuf, OpenMode};
 use crate::metrics as m;
+use crate::platform::FileAt;
 use crate::result::{RunRow, Section, metric};
 use crate::stats::thread_cpu_s;
 use crate::units::fmt_size;
-use std::os::unix::fs::FileExt;
 use std::time::{Duration, Instant};
 
 /// Frames of one track a renderer produces at a time.

@@ -13,10 +13,10 @@ use crate::error::{Error, Result};
 use crate::findings::Finding;
 use crate::io::{self, AlignedBuf, OpenMode};
 use crate::metrics as m;
+use crate::platform::FileAt;
 use crate::result::{Section, metric};
 use crate::stream::sampler::library_lengths;
 use crate::units::fmt_size;
-use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -190,9 +190,17 @@ impl Load {
         for s in spans {
             s.drop_cached()?;
         }
+        if !cfg!(target_os = "linux") {
+            return Ok(
+                "the files' pages could not be dropped on this platform: reads bypass the cache (F_NOCACHE) but pages cached before may still serve them, so cold means after a reboot or `sudo purge`",
+            );
+        }
         if self.drop_caches {
             // SAFETY: sync has no preconditions.
-            unsafe { libc::sync() };
+            #[cfg(unix)]
+            unsafe {
+                libc::sync()
+            };
             std::fs::write("/proc/sys/vm/drop_caches", "3").map_err(|e| {
                 Error::io(
                     "--drop-caches: cannot write /proc/sys/vm/drop_caches (it needs root)",

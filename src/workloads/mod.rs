@@ -127,7 +127,7 @@ impl Env<'_> {
         let saved = self.io;
         self.io = IoSettings {
             backend: if qd > 1 {
-                crate::io::BackendKind::Uring
+                crate::io::BackendKind::PARALLEL
             } else {
                 crate::io::BackendKind::Sync
             },
@@ -397,7 +397,7 @@ mod tests {
     #[test]
     fn request_buffers_never_exceed_what_a_transfer_uses_or_the_budget() {
         let io = IoSettings {
-            backend: BackendKind::Uring,
+            backend: BackendKind::PARALLEL,
             queue_depth: 4096,
             cached: false,
         };

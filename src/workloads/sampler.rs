@@ -16,6 +16,7 @@ use crate::findings::{Finding, TrailStep};
 use crate::io::AlignedBuf;
 use crate::io::OpKind;
 use crate::metrics as m;
+use crate::platform::FileAt;
 use crate::result::{Detail, Metric, RunRow, Section, metric};
 use crate::stream::profile::SamplerPolicy;
 use crate::stream::ring::RingMemory;
@@ -25,7 +26,6 @@ use crate::stream::sampler::{
 use crate::stream::sim::DeviceModel;
 use crate::stream::{ButlerMode, StreamSpec};
 use crate::units::fmt_size;
-use std::os::unix::fs::FileExt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 

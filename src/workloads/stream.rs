@@ -22,7 +22,6 @@ use crate::stream::sim::{DeviceModel, simulate};
 use crate::stream::{ButlerMode, Policy, StreamOutcome, StreamSpec, min_run_s, real};
 use crate::units::fmt_size;
 use serde::Serialize;
-use std::os::fd::AsRawFd;
 use std::time::Duration;
 
 /// Which streaming workload.
@@ -144,16 +143,8 @@ impl Streaming {
             let o = io::open(&path, OpenMode::ReadWrite, !direct)?;
             dataset::write_header(&o.file, &path, &spec.format, rec_len)?;
             if spec.prealloc {
-                // SAFETY: a valid descriptor; the range is ours.
-                let r = unsafe {
-                    libc::posix_fallocate(o.file.as_raw_fd(), 0, (DATA_OFFSET + rec_len) as i64)
-                };
-                if r != 0 {
-                    return Err(Error::io(
-                        format!("cannot preallocate {}", path.display()),
-                        std::io::Error::from_raw_os_error(r),
-                    ));
-                }
+                crate::platform::preallocate(&o.file, DATA_OFFSET + rec_len)
+                    .map_err(|e| Error::io(format!("cannot preallocate {}", path.display()), e))?;
             }
             rec.push(Span::media(path, o, DATA_OFFSET + rec_len, id));
         }

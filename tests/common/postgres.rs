@@ -48,19 +48,18 @@ impl Server {
     /// Starts a server, or says why it cannot (no PostgreSQL installed).
     pub fn start() -> Result<Server, String> {
         let bin = bindir().ok_or("no PostgreSQL programs (initdb, pg_ctl) found")?;
-        // SAFETY: getuid has no preconditions.
-        let root = unsafe { libc::getuid() } == 0;
+        let root = trackbench::platform::is_root();
         let dir = tempfile::Builder::new()
             .prefix("tb-postgres-")
             .tempdir_in("/tmp")
             .map_err(|e| e.to_string())?;
         if root {
             let uid = uid_of("postgres").ok_or("running as root and there is no postgres user")?;
-            let c = std::ffi::CString::new(dir.path().as_os_str().as_encoded_bytes()).unwrap();
-            // SAFETY: a valid path; the directory is ours.
-            if unsafe { libc::chown(c.as_ptr(), uid, u32::MAX) } != 0 {
-                return Err(format!("chown: {}", std::io::Error::last_os_error()));
-            }
+            #[cfg(unix)]
+            std::os::unix::fs::chown(dir.path(), Some(uid), None)
+                .map_err(|e| format!("chown: {e}"))?;
+            #[cfg(not(unix))]
+            let _ = uid;
         }
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
