@@ -53,7 +53,10 @@ impl Identity {
         Identity {
             dev,
             ino,
-            born_ns: born_ns(m),
+            // NTFS's 64-bit file id carries a sequence number that changes when the record is
+            // reused, so on Windows (volume, file id) is the identity; creation times there
+            // can be set by any program (and wine makes them up from the Unix file's times).
+            born_ns: if cfg!(windows) { None } else { born_ns(m) },
         }
     }
 }

@@ -71,32 +71,7 @@ fn main() -> ExitCode {
     raise_open_file_limit();
     let cli = Cli::parse();
     let cancel = Arc::new(AtomicBool::new(false));
-    // Set by the first SIGINT or SIGTERM. One swap decides which signal is first: two signals
-    // sent together may be handled at once on two threads, and each must not see the other
-    // as not yet there.
-    let signalled = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        // A second signal while the first is being handled ends the process at once, saying
-        // what may be left behind.
-        let seen = Arc::clone(&signalled);
-        // SAFETY: the action only swaps an atomic, writes a prepared buffer and calls _exit,
-        // all async-signal-safe.
-        let _ = unsafe {
-            signal_hook::low_level::register(sig, move || {
-                if seen.swap(true, Ordering::SeqCst) {
-                    let msg = SECOND_SIGNAL_MESSAGE
-                        .get()
-                        .map_or(&b"\nsecond interrupt: exiting now\n"[..], Vec::as_slice);
-                    #[cfg(unix)]
-                    libc::write(2, msg.as_ptr().cast(), msg.len());
-                    #[cfg(windows)]
-                    libc::write(2, msg.as_ptr().cast(), msg.len() as u32);
-                    libc::_exit(i32::from(EXIT_INTERRUPTED));
-                }
-            })
-        };
-        let _ = signal_hook::flag::register(sig, Arc::clone(&cancel));
-    }
+    install_interrupt_handlers(&cancel);
     let ask_less = space_hint(&cli.command);
     match dispatch(cli, &cancel) {
         Ok(code) => code,
@@ -113,6 +88,67 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// The first SIGINT or SIGTERM sets `cancel` (the run stops, saves its result marked
+/// interrupted and removes its files); a second ends the process at once, saying what may be
+/// left behind.
+#[cfg(unix)]
+fn install_interrupt_handlers(cancel: &Arc<AtomicBool>) {
+    // Set by the first SIGINT or SIGTERM. One swap decides which signal is first: two signals
+    // sent together may be handled at once on two threads, and each must not see the other
+    // as not yet there.
+    let signalled = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        // A second signal while the first is being handled ends the process at once, saying
+        // what may be left behind.
+        let seen = Arc::clone(&signalled);
+        // SAFETY: the action only swaps an atomic, writes a prepared buffer and calls _exit,
+        // all async-signal-safe.
+        let _ = unsafe {
+            signal_hook::low_level::register(sig, move || {
+                if seen.swap(true, Ordering::SeqCst) {
+                    let msg = SECOND_SIGNAL_MESSAGE
+                        .get()
+                        .map_or(&b"\nsecond interrupt: exiting now\n"[..], Vec::as_slice);
+                    libc::write(2, msg.as_ptr().cast(), msg.len());
+                    libc::_exit(i32::from(EXIT_INTERRUPTED));
+                }
+            })
+        };
+        let _ = signal_hook::flag::register(sig, Arc::clone(cancel));
+    }
+}
+
+/// Windows: Ctrl-C and Ctrl-Break (and the console closing) through SetConsoleCtrlHandler, the
+/// platform's own way; the same promise as on Unix.
+#[cfg(windows)]
+fn install_interrupt_handlers(cancel: &Arc<AtomicBool>) {
+    use windows_sys::Win32::Foundation::{FALSE, TRUE};
+    use windows_sys::Win32::System::Console::{
+        CTRL_BREAK_EVENT, CTRL_C_EVENT, CTRL_CLOSE_EVENT, SetConsoleCtrlHandler,
+    };
+    static CANCEL: std::sync::OnceLock<Arc<AtomicBool>> = std::sync::OnceLock::new();
+    static SEEN: AtomicBool = AtomicBool::new(false);
+    unsafe extern "system" fn handler(kind: u32) -> windows_sys::core::BOOL {
+        if ![CTRL_C_EVENT, CTRL_BREAK_EVENT, CTRL_CLOSE_EVENT].contains(&kind) {
+            return FALSE;
+        }
+        if SEEN.swap(true, Ordering::SeqCst) {
+            let msg = SECOND_SIGNAL_MESSAGE
+                .get()
+                .map_or(&b"\nsecond interrupt: exiting now\n"[..], Vec::as_slice);
+            let _ = std::io::Write::write_all(&mut std::io::stderr(), msg);
+            std::process::exit(i32::from(EXIT_INTERRUPTED));
+        }
+        if let Some(c) = CANCEL.get() {
+            c.store(true, Ordering::SeqCst);
+        }
+        TRUE
+    }
+    let _ = CANCEL.set(Arc::clone(cancel));
+    // SAFETY: a handler with the signature the API expects, living for the whole program.
+    unsafe { SetConsoleCtrlHandler(Some(handler), TRUE) };
 }
 
 /// The flags with which each command asks for less disk space, for an out-of-space error.

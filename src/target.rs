@@ -95,7 +95,7 @@ pub fn inspect(path: &Path) -> Result<TargetInfo> {
         },
         _ => Error::io(format!("cannot examine {}", path.display()), e),
     })?;
-    let canon = fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let canon = plain(fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()));
     let ft = meta.file_type();
     let kind = if ft.is_dir() {
         TargetKind::Directory
@@ -138,6 +138,22 @@ pub fn inspect(path: &Path) -> Result<TargetInfo> {
         }
     }
     Ok(info)
+}
+
+/// Windows: a canonical path without its verbatim prefix where it names a drive
+/// (`\\?\C:\Audio`, as canonicalize returns it, reads `C:\Audio`); elsewhere unchanged.
+fn plain(p: PathBuf) -> PathBuf {
+    #[cfg(windows)]
+    {
+        let s = p.to_string_lossy();
+        if let Some(rest) = s.strip_prefix(r"\\?\") {
+            let b = rest.as_bytes();
+            if b.len() >= 2 && b[0].is_ascii_alphabetic() && b[1] == b':' {
+                return PathBuf::from(rest);
+            }
+        }
+    }
+    p
 }
 
 fn is_block_device(ft: &fs::FileType) -> bool {

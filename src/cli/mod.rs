@@ -124,7 +124,7 @@ pub struct Common {
 #[derive(Args, Debug, Clone, Default)]
 pub struct StoreArgs {
     /// Result store: an SQLite database file, or postgres://user:password@host/database for a
-    /// server shared by a studio's machines [default: $XDG_DATA_HOME/trackbench/results.sqlite]
+    /// server shared by a studio's machines [default: $XDG_DATA_HOME/trackbench/results.sqlite, or the platform data directory]
     #[arg(long, value_name = "PATH|URL")]
     pub db: Option<String>,
 }

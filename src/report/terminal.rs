@@ -188,10 +188,16 @@ pub fn header(doc: &ResultDoc) -> String {
         }
     )];
     if let Some(fs) = &t.fs_type {
-        parts.push(format!(
-            "{fs} on {}",
-            t.mount_source.as_deref().unwrap_or("?")
-        ));
+        // Where the filesystem lives: its device (Linux, macOS), else its mount point or
+        // volume (Windows); unknown is left out rather than guessed.
+        let on = t
+            .mount_source
+            .clone()
+            .or_else(|| t.mount_point.as_ref().map(|p| p.display().to_string()));
+        parts.push(match on {
+            Some(on) => format!("{fs} on {on}"),
+            None => fs.clone(),
+        });
     }
     if let Some(d) = &t.device {
         let mut s = d.name.clone();
@@ -218,14 +224,21 @@ pub fn header(doc: &ResultDoc) -> String {
     }
     let h = &doc.host;
     format!(
-        "target: {}\nhost:   {}, {} CPUs{}, Linux {}\n",
+        "target: {}\nhost:   {}, {} CPUs{}, {}{}\n",
         parts.join(", "),
         h.cpu_model.as_deref().unwrap_or("unknown CPU"),
         h.cpus,
         h.memory_bytes
             .map(|m| format!(", {} RAM", fmt_size(m)))
             .unwrap_or_default(),
-        h.kernel
+        // "Linux x86_64" with kernel "6.18.44" reads "Linux 6.18.44"; an unknown kernel
+        // (Windows) is left out.
+        h.os.split_whitespace().next().unwrap_or("unknown system"),
+        if h.kernel == "unknown" {
+            String::new()
+        } else {
+            format!(" {}", h.kernel)
+        }
     )
 }
 

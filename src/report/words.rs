@@ -281,7 +281,7 @@ pub fn words(f: &Finding) -> String {
             serial_tracks,
             parallel_tracks,
         } => format!(
-            "a serial butler leaves {:.0} tracks on the table: the parallel butler (io_uring, {queue_depth} in flight) holds {parallel_tracks:.0}",
+            "a serial butler leaves {:.0} tracks on the table: the parallel butler ({queue_depth} reads in flight) holds {parallel_tracks:.0}",
             (parallel_tracks - serial_tracks).max(0.0)
         ),
         Finding::ProbeRule {
@@ -293,7 +293,7 @@ pub fn words(f: &Finding) -> String {
             stream::steady_words(),
             stream::spare_words(*simulated)
         ),
-        Finding::TryCompareParallel => "add --compare-parallel to see what a parallel butler (io_uring) holds on this target".into(),
+        Finding::TryCompareParallel => "add --compare-parallel to see what a parallel butler (several reads in flight) holds on this target".into(),
         Finding::AnswersHoldFor {
             profile,
             format,

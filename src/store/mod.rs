@@ -50,18 +50,15 @@ pub struct Stored {
     pub interrupted: bool,
 }
 
-/// The store used when none is named: `$XDG_DATA_HOME/trackbench/results.sqlite`, or under
-/// `~/.local/share` where XDG_DATA_HOME is not set.
+/// The store used when none is named: `$XDG_DATA_HOME/trackbench/results.sqlite` wherever
+/// XDG_DATA_HOME is set (an absolute path), else in the platform's data directory: Linux
+/// `~/.local/share`, macOS `~/Library/Application Support`, Windows `%APPDATA%`.
 pub fn default_path() -> Option<PathBuf> {
     let base = std::env::var_os("XDG_DATA_HOME")
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
         .filter(|p| p.is_absolute())
-        .or_else(|| {
-            std::env::var_os("HOME")
-                .filter(|v| !v.is_empty())
-                .map(|h| PathBuf::from(h).join(".local/share"))
-        })?;
+        .or_else(dirs::data_dir)?;
     Some(base.join("trackbench").join("results.sqlite"))
 }
 
@@ -101,7 +98,7 @@ pub fn open(db: Option<&str>) -> Result<Box<dyn Store>> {
         None => {
             let path = default_path().ok_or_else(|| Error::Store {
                 location: "(default)".into(),
-                detail: "neither XDG_DATA_HOME nor HOME is set: name one with --db PATH, or use --no-store".into(),
+                detail: "no data directory (XDG_DATA_HOME, or the platform's: HOME or APPDATA unset): name one with --db PATH, or use --no-store".into(),
             })?;
             Ok(Box::new(sqlite::open(&path)?))
         }
