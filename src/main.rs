@@ -223,6 +223,21 @@ fn dispatch(cli: Cli, cancel: &AtomicBool) -> Result<ExitCode> {
             cancel,
         )
     };
+    // The DAW workloads: stereo sample libraries, the sampler's format unless --format says.
+    let daw = |name, path: &Path, common, w: Box<dyn Workload>| {
+        measure(
+            Request {
+                name,
+                path,
+                common,
+                io: None,
+                workloads: vec![w],
+                default_format: SAMPLE_FORMAT,
+                fio_job: None,
+            },
+            cancel,
+        )
+    };
     match cli.command {
         Command::Run(a) => {
             let format = a.common.settings(None)?.format;
@@ -278,36 +293,8 @@ fn dispatch(cli: Cli, cancel: &AtomicBool) -> Result<ExitCode> {
                 .workload(StreamKind::Hdr, format, a.play, a.record, a.rec)?;
             streaming("hdr", &a.path, &a.common, w)
         }
-        Command::Sampler(a) => {
-            let w = a.workload()?;
-            measure(
-                Request {
-                    name: "sampler",
-                    path: &a.path,
-                    common: &a.common,
-                    io: None,
-                    workloads: vec![Box::new(w)],
-                    default_format: SAMPLE_FORMAT,
-                    fio_job: None,
-                },
-                cancel,
-            )
-        }
-        Command::Load(a) => {
-            let w = a.workload()?;
-            measure(
-                Request {
-                    name: "load",
-                    path: &a.path,
-                    common: &a.common,
-                    io: None,
-                    workloads: vec![Box::new(w)],
-                    default_format: SAMPLE_FORMAT,
-                    fio_job: None,
-                },
-                cancel,
-            )
-        }
+        Command::Sampler(a) => daw("sampler", &a.path, &a.common, Box::new(a.workload()?)),
+        Command::Load(a) => daw("load", &a.path, &a.common, Box::new(a.workload()?)),
         Command::Bounce(a) => {
             let w = a.workload()?;
             measure(

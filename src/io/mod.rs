@@ -66,6 +66,17 @@ pub trait IoBackend {
     }
 }
 
+/// A parallel backend's checks on a request before it queues it: inside its slot's buffer
+/// (or in caller memory), and no more in flight than it has slots.
+fn assert_fits(op: &Op, bufs: &[AlignedBuf], in_flight: usize) {
+    assert!(
+        (op.slot as usize) < bufs.len()
+            && (!op.external.is_null() || op.len as usize <= bufs[op.slot as usize].len()),
+        "request outside its slot"
+    );
+    assert!(in_flight < bufs.len(), "more requests than slots");
+}
+
 /// Which backend to build.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -143,12 +143,7 @@ impl IoBackend for PoolBackend {
     }
 
     fn submit(&mut self, op: Op) -> Result<()> {
-        assert!(
-            (op.slot as usize) < self.bufs.len()
-                && (!op.external.is_null() || op.len as usize <= self.bufs[op.slot as usize].len()),
-            "request outside its slot"
-        );
-        assert!(self.in_flight < self.bufs.len(), "more requests than slots");
+        super::assert_fits(&op, &self.bufs, self.in_flight);
         let addr = if op.external.is_null() {
             self.bufs[op.slot as usize].as_mut_ptr()
         } else {

@@ -126,12 +126,7 @@ impl IoBackend for UringBackend {
     }
 
     fn submit(&mut self, op: Op) -> Result<()> {
-        assert!(
-            (op.slot as usize) < self.bufs.len()
-                && (!op.external.is_null() || op.len as usize <= self.bufs[op.slot as usize].len()),
-            "request outside its slot"
-        );
-        assert!(self.in_flight < self.bufs.len(), "more requests than slots");
+        super::assert_fits(&op, &self.bufs, self.in_flight);
         let entry = self.entry(op);
         // SAFETY: the entry points into a buffer owned by self that stays untouched until its
         // completion is reaped (the caller owns the slot discipline).

@@ -29,6 +29,20 @@ const FONT: &str = "sans-serif";
 type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
 type Drawn = std::result::Result<(), Box<dyn std::error::Error>>;
 
+/// Every chart's legend: a light box at `at`, the series' names in the report's font.
+fn draw_legend<'a, CT: CoordTranslate>(
+    c: &mut ChartContext<'a, SVGBackend<'a>, CT>,
+    at: SeriesLabelPosition,
+) -> Drawn {
+    c.configure_series_labels()
+        .position(at)
+        .background_style(WHITE.mix(0.85))
+        .border_style(RGBColor(200, 200, 200))
+        .label_font((FONT, 12))
+        .draw()?;
+    Ok(())
+}
+
 /// Draws on a fresh canvas and returns the SVG; `title` names the chart in an error.
 fn canvas(title: &str, draw: impl FnOnce(&Area<'_>) -> Drawn) -> Result<String> {
     let mut svg = String::new();
@@ -127,12 +141,7 @@ pub fn lines(
                 PathElement::new([(px, py), (px + 16, py)], color.stroke_width(2))
             });
         }
-        c.configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(RGBColor(200, 200, 200))
-            .label_font((FONT, 12))
-            .draw()?;
+        draw_legend(&mut c, SeriesLabelPosition::LowerRight)?;
         Ok(())
     })
 }
@@ -212,12 +221,7 @@ pub fn bars(
             }))?;
         }
         if series.len() > 1 {
-            c.configure_series_labels()
-                .position(SeriesLabelPosition::UpperRight)
-                .background_style(WHITE.mix(0.85))
-                .border_style(RGBColor(200, 200, 200))
-                .label_font((FONT, 12))
-                .draw()?;
+            draw_legend(&mut c, SeriesLabelPosition::UpperRight)?;
         }
         Ok(())
     })
@@ -289,12 +293,7 @@ pub fn histograms(
                     PathElement::new([(px, py), (px + 16, py)], color.stroke_width(2))
                 });
         }
-        c.configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(RGBColor(200, 200, 200))
-            .label_font((FONT, 12))
-            .draw()?;
+        draw_legend(&mut c, SeriesLabelPosition::UpperRight)?;
         Ok(())
     })
 }
@@ -367,12 +366,7 @@ pub fn probes(
                 .label(name.clone())
                 .legend(move |(px, py)| Circle::new((px + 8, py), 5, color.filled()));
         }
-        c.configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(RGBColor(200, 200, 200))
-            .label_font((FONT, 12))
-            .draw()?;
+        draw_legend(&mut c, SeriesLabelPosition::LowerRight)?;
         Ok(())
     })
 }
