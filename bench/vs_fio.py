@@ -80,6 +80,9 @@ def main():
          lambda: fio(["--filename=" + span, "--bs=4k", "--rw=randread", "--ioengine=psync", "--runtime=" + s, "--time_based"], "randread")),
         ("rand read 4K QD32 io_uring", lambda: tb(["seek", base, "--size", "4G", "--duration", s + "s", "--qd", "32", "--keep"], "random 4K"),
          lambda: fio(["--filename=" + span, "--bs=4k", "--rw=randread", "--ioengine=io_uring", "--iodepth=32", "--runtime=" + s, "--time_based"], "randread")),
+        # The portable parallel backend (macOS, Windows) against fio's thread-based engine.
+        ("rand read 4K QD32 threads", lambda: tb(["seek", base, "--size", "4G", "--duration", s + "s", "--qd", "32", "--backend", "threads", "--keep"], "random 4K"),
+         lambda: fio(["--filename=" + span, "--bs=4k", "--rw=randread", "--ioengine=posixaio", "--iodepth=32", "--runtime=" + s, "--time_based"], "randread")),
     ]
     for bs in ["64K", "8K"]:
         cases.append((f"8 files round robin {bs}",

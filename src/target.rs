@@ -221,7 +221,9 @@ fn describe_filesystem(path: &Path, meta: &fs::Metadata, info: &mut TargetInfo) 
         };
         info.fs_type = Some(text(&s.f_fstypename));
         info.mount_point = Some(PathBuf::from(text(&s.f_mntonname)));
-        info.mount_source = Some(text(&s.f_mntfromname));
+        let source = text(&s.f_mntfromname);
+        info.device = macos_device(&source);
+        info.mount_source = Some(source);
     }
     #[cfg(windows)]
     {
@@ -254,12 +256,151 @@ fn describe_filesystem(path: &Path, meta: &fs::Metadata, info: &mut TargetInfo) 
         if ok != 0 {
             info.fs_type = Some(text(&fs_name));
         }
-        info.mount_point = Some(PathBuf::from(text(&root)));
+        let root = text(&root);
+        info.device = windows_device(&root);
+        info.mount_point = Some(PathBuf::from(root));
     }
     #[cfg(not(any(target_os = "linux", target_os = "macos", windows)))]
     {
         let _ = (path, meta, info);
     }
+}
+
+/// The disk behind a macOS mount source (`/dev/disk3s1s1`), from `diskutil info -plist`: its
+/// media name and whether it is solid state; None where diskutil says nothing.
+#[cfg(target_os = "macos")]
+fn macos_device(source: &str) -> Option<DeviceInfo> {
+    let name = source.strip_prefix("/dev/")?;
+    let out = std::process::Command::new("diskutil")
+        .args(["info", "-plist", source])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())?;
+    let plist = String::from_utf8_lossy(&out.stdout);
+    // The element after `<key>KEY</key>`: `<string>...</string>`, `<true/>` or `<false/>`.
+    let value = |key: &str| -> Option<String> {
+        let rest = &plist[plist.find(&format!("<key>{key}</key>"))? + key.len() + 11..];
+        let rest = rest.trim_start();
+        if let Some(v) = rest.strip_prefix("<string>") {
+            return Some(v[..v.find("</string>")?].trim().to_string());
+        }
+        rest.starts_with("<true/>")
+            .then(|| "true".to_string())
+            .or_else(|| rest.starts_with("<false/>").then(|| "false".to_string()))
+    };
+    Some(DeviceInfo {
+        name: name.to_string(),
+        partition: None,
+        model: value("MediaName").filter(|m| !m.is_empty()),
+        rotational: value("SolidState").map(|v| v == "false"),
+        scheduler: None,
+        logical_block_bytes: value("DeviceBlockSize").and_then(|v| v.parse().ok()),
+        size_bytes: value("TotalSize").and_then(|v| v.parse().ok()),
+    })
+}
+
+/// The disk behind a Windows volume root (`C:\`), from the storage stack
+/// (IOCTL_STORAGE_QUERY_PROPERTY on `\\.\C:`, which needs no administrator): its vendor and
+/// product, and whether it incurs a seek penalty (rotational). None where the volume is not a
+/// drive letter or the query is refused.
+#[cfg(windows)]
+fn windows_device(root: &str) -> Option<DeviceInfo> {
+    use windows_sys::Win32::Foundation::{CloseHandle, INVALID_HANDLE_VALUE};
+    use windows_sys::Win32::Storage::FileSystem::{
+        CreateFileW, FILE_SHARE_READ, FILE_SHARE_WRITE, OPEN_EXISTING,
+    };
+    use windows_sys::Win32::System::IO::DeviceIoControl;
+    use windows_sys::Win32::System::Ioctl::{
+        DEVICE_SEEK_PENALTY_DESCRIPTOR, IOCTL_STORAGE_QUERY_PROPERTY, PropertyStandardQuery,
+        STORAGE_DEVICE_DESCRIPTOR, STORAGE_PROPERTY_QUERY, StorageDeviceProperty,
+        StorageDeviceSeekPenaltyProperty,
+    };
+    let drive = root.strip_prefix(r"\\?\").unwrap_or(root);
+    let letter = drive.get(..2).filter(|d| d.as_bytes()[1] == b':')?;
+    let dev: Vec<u16> = format!(r"\\.\{letter}")
+        .encode_utf16()
+        .chain(Some(0))
+        .collect();
+    // SAFETY: a NUL-terminated name; no access asked, so no administrator needed.
+    let h = unsafe {
+        CreateFileW(
+            dev.as_ptr(),
+            0,
+            FILE_SHARE_READ | FILE_SHARE_WRITE,
+            std::ptr::null(),
+            OPEN_EXISTING,
+            0,
+            std::ptr::null_mut(),
+        )
+    };
+    if h == INVALID_HANDLE_VALUE {
+        return None;
+    }
+    let query = |property, out: &mut [u8]| -> bool {
+        let q = STORAGE_PROPERTY_QUERY {
+            PropertyId: property,
+            QueryType: PropertyStandardQuery,
+            AdditionalParameters: [0],
+        };
+        let mut got = 0u32;
+        // SAFETY: an open handle, the query and the output buffer with their true sizes.
+        unsafe {
+            DeviceIoControl(
+                h,
+                IOCTL_STORAGE_QUERY_PROPERTY,
+                (&q as *const STORAGE_PROPERTY_QUERY).cast(),
+                std::mem::size_of::<STORAGE_PROPERTY_QUERY>() as u32,
+                out.as_mut_ptr().cast(),
+                out.len() as u32,
+                &mut got,
+                std::ptr::null_mut(),
+            ) != 0
+        }
+    };
+    let mut buf = [0u8; 1024];
+    let model = query(StorageDeviceProperty, &mut buf)
+        .then(|| {
+            // SAFETY: the buffer holds a descriptor (the call succeeded); read unaligned.
+            let d: STORAGE_DEVICE_DESCRIPTOR =
+                unsafe { std::ptr::read_unaligned(buf.as_ptr().cast()) };
+            let at = |off: u32| -> String {
+                let off = off as usize;
+                if off == 0 || off >= buf.len() {
+                    return String::new();
+                }
+                let end = buf[off..]
+                    .iter()
+                    .position(|&b| b == 0)
+                    .map_or(buf.len(), |e| off + e);
+                String::from_utf8_lossy(&buf[off..end]).trim().to_string()
+            };
+            let words = [at(d.VendorIdOffset), at(d.ProductIdOffset)];
+            words
+                .iter()
+                .filter(|w| !w.is_empty())
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .filter(|m| !m.is_empty());
+    let mut seek = [0u8; std::mem::size_of::<DEVICE_SEEK_PENALTY_DESCRIPTOR>()];
+    let rotational = query(StorageDeviceSeekPenaltyProperty, &mut seek).then(|| {
+        // SAFETY: as above.
+        let d: DEVICE_SEEK_PENALTY_DESCRIPTOR =
+            unsafe { std::ptr::read_unaligned(seek.as_ptr().cast()) };
+        d.IncursSeekPenalty
+    });
+    // SAFETY: the handle opened above.
+    unsafe { CloseHandle(h) };
+    Some(DeviceInfo {
+        name: letter.to_string(),
+        partition: None,
+        model,
+        rotational: rotational.map(|r| r as u8 != 0),
+        scheduler: None,
+        logical_block_bytes: None,
+        size_bytes: None,
+    })
 }
 
 /// A path as a NUL-terminated UTF-16 string.

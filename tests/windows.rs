@@ -10,6 +10,8 @@
 //! - `ProcessPrng`: wine 8.0's bcryptprimitives.dll lacks it and Rust's standard library calls it
 //!   at start-up; `tests/windows/processprng.c`, built beside the test's binary, answers with
 //!   `RtlGenRandom` (loaded through `WINEDLLOVERRIDES=bcryptprimitives=n`).
+//! - The storage stack's device query (IOCTL_STORAGE_QUERY_PROPERTY on `\\.\Z:`): wine answers
+//!   none, so the device's model and seek penalty are unknown there, and the result says so.
 //! - The volume serial of wine's `Z:` drive (wine cannot read one for a Unix directory): file
 //!   identities there rest on the file index alone.
 //!
@@ -195,6 +197,13 @@ fn a_short_seq_measures_stores_and_cleans_up() {
     assert!(o.status.success(), "{}", errors(&o));
     let v = json(&out);
     assert_eq!(v["host"]["os"], "Windows x86_64");
+    // The target as Windows names it (no verbatim prefix), its filesystem from the volume, and
+    // no device where the storage stack gives none (wine): unknown, not guessed.
+    let target = &v["target"];
+    assert_eq!(target["path"], z(t.path()), "{target}");
+    assert!(target["fs_type"].is_string(), "{target}");
+    assert!(target["device"].is_null(), "{target}");
+    assert!(target["free_bytes"].as_u64().unwrap() > 0, "{target}");
     for row in v["sections"][0]["rows"].as_array().unwrap() {
         assert!(row["figures"][0]["median"].as_f64().unwrap() > 0.0, "{row}");
     }

@@ -1,6 +1,7 @@
-//! How I/O is issued: aligned buffers, opening files with O_DIRECT (or a labelled fallback), the
-//! `IoBackend` trait with its synchronous and io_uring implementations, and the driver that keeps a
-//! pattern's requests in flight and measures them.
+//! How I/O is issued: aligned buffers, opening files uncached (O_DIRECT, F_NOCACHE or
+//! FILE_FLAG_NO_BUFFERING; or a labelled fallback), the `IoBackend` trait with its synchronous,
+//! io_uring (Linux) and thread-pool implementations, and the driver that keeps a pattern's
+//! requests in flight and measures them.
 
 pub mod aligned;
 pub mod driver;
