@@ -36,6 +36,9 @@ pub enum Finding {
     CachedOnPurpose,
     /// A streaming profile that reads through the page cache, as its program does.
     ThroughPageCache { profile: String },
+    /// Through the page cache on a platform that cannot drop a file's pages once read (macOS,
+    /// Windows): reads after the first pass over the files may come from RAM.
+    PagesKept { profile: String },
     /// The first of several runs stood apart from the rest (signed, percent of their median).
     FirstRunOutlier { row: String, deviation_pct: f64 },
 

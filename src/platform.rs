@@ -49,6 +49,9 @@ pub const UNCACHED_NAME: &str = if cfg!(target_os = "macos") {
     "O_DIRECT"
 };
 
+/// Whether `drop_pages` can drop a range of a file's cached pages here (Linux alone).
+pub const CAN_DROP_PAGES: bool = cfg!(target_os = "linux");
+
 /// Asks the kernel to drop the clean cached pages of `len` bytes at `offset` (0: to the end).
 /// Returns false where the platform cannot drop a range (macOS: reads made with F_NOCACHE are
 /// not cached in the first place).

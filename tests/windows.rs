@@ -396,3 +396,38 @@ fn parallel_io_goes_through_the_thread_pool() {
     assert_eq!(v["session"]["io"]["queue_depth"], 8);
     play_four(w, "parallel:4");
 }
+
+/// A profile that reads through the page cache (Ardour's) says, on Windows, that the pages it
+/// read stay cached: only Linux can drop them, so its answer may be above the disk's.
+#[test]
+fn a_page_cache_profile_says_its_pages_stay_cached() {
+    let Some(w) = win() else { return };
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("ardour.json");
+    let o = w.run(
+        &[
+            "play",
+            &z(t.path()),
+            "--tracks",
+            "2",
+            "--profile",
+            "ardour-small",
+            "--duration",
+            "2s",
+            "--no-store",
+            "--no-report",
+            "--json",
+            &z(&out),
+            "-q",
+        ],
+        None,
+    );
+    assert!(o.status.success(), "{}", errors(&o));
+    let findings = json(&out)["sections"][0]["findings"].to_string();
+    assert!(findings.contains("through_page_cache"), "{findings}");
+    assert!(findings.contains("pages_kept"), "{findings}");
+    assert!(
+        !t.path().join("trackbench-data").exists(),
+        "files left behind"
+    );
+}

@@ -101,6 +101,9 @@ pub fn words(f: &Finding) -> String {
         Finding::ThroughPageCache { profile } => format!(
             "profile {profile} reads and writes through the page cache, as the program does; its read-ahead is part of the cost"
         ),
+        Finding::PagesKept { profile } => format!(
+            "this platform cannot drop a file's pages once read (only Linux can): profile {profile}'s reads after the first pass over its files may come from RAM, so its answer may be above what the disk carries"
+        ),
         Finding::FirstRunOutlier { row, deviation_pct } => format!(
             "{row}: the first run was {:.0}% {} than the rest — a cache warming up? consider discarding it",
             deviation_pct.abs(),

@@ -190,7 +190,12 @@ impl Load {
         for s in spans {
             s.drop_cached()?;
         }
-        if !cfg!(target_os = "linux") {
+        if cfg!(windows) {
+            return Ok(
+                "reads bypass the cache (FILE_FLAG_NO_BUFFERING), so they come from the device; directory entries and file records may still be cached, so open() may be warm",
+            );
+        }
+        if !crate::platform::CAN_DROP_PAGES {
             return Ok(
                 "the files' pages could not be dropped on this platform: reads bypass the cache (F_NOCACHE) but pages cached before may still serve them, so cold means after a reboot or `sudo purge`",
             );

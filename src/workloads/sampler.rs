@@ -470,6 +470,11 @@ impl Workload for Sampler {
             out.findings.push(Finding::ThroughPageCache {
                 profile: self.profile.policy.profile.clone(),
             });
+            if !crate::platform::CAN_DROP_PAGES {
+                out.findings.push(Finding::PagesKept {
+                    profile: self.profile.policy.profile.clone(),
+                });
+            }
         }
         if let Some(ms) = load_ms {
             out.findings.push(Finding::InstrumentLoad {

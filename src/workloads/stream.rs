@@ -652,6 +652,11 @@ impl Workload for Streaming {
             out.findings.push(Finding::ThroughPageCache {
                 profile: self.spec.policy.profile.clone(),
             });
+            if !crate::platform::CAN_DROP_PAGES {
+                out.findings.push(Finding::PagesKept {
+                    profile: self.spec.policy.profile.clone(),
+                });
+            }
         }
         if let Some((asked_s, min_chunks)) = self.spec.ring_raised().filter(|_| self.buffer_asked) {
             out.findings.push(Finding::RingRaised {
