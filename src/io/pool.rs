@@ -7,6 +7,7 @@
 
 use super::{AlignedBuf, Completion, IoBackend, Op, OpKind};
 use crate::error::{Error, Result};
+use crate::platform::FileAt;
 use std::fs::File;
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Arc, Mutex};
@@ -97,35 +98,18 @@ fn positional(file: &File, job: &Job) -> i64 {
             // SAFETY: `addr` is valid for `len` bytes and untouched by anyone else until this
             // request's completion is reaped (the `Op` contract).
             let buf = unsafe { std::slice::from_raw_parts_mut(job.addr as *mut u8, job.len) };
-            read_at(file, buf, job.offset)
+            file.read_at(buf, job.offset)
         }
         OpKind::Write => {
             // SAFETY: as above, read-only.
             let buf = unsafe { std::slice::from_raw_parts(job.addr as *const u8, job.len) };
-            write_at(file, buf, job.offset)
+            file.write_at(buf, job.offset)
         }
     };
     match r {
         Ok(n) => n as i64,
         Err(e) => -i64::from(e.raw_os_error().unwrap_or(5)),
     }
-}
-
-#[cfg(unix)]
-fn read_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
-    std::os::unix::fs::FileExt::read_at(file, buf, offset)
-}
-#[cfg(unix)]
-fn write_at(file: &File, buf: &[u8], offset: u64) -> std::io::Result<usize> {
-    std::os::unix::fs::FileExt::write_at(file, buf, offset)
-}
-#[cfg(windows)]
-fn read_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
-    std::os::windows::fs::FileExt::seek_read(file, buf, offset)
-}
-#[cfg(windows)]
-fn write_at(file: &File, buf: &[u8], offset: u64) -> std::io::Result<usize> {
-    std::os::windows::fs::FileExt::seek_write(file, buf, offset)
 }
 
 impl IoBackend for PoolBackend {
