@@ -20,10 +20,22 @@ pub struct Probe {
     /// The count this probe suggests the device carries (see `ProbeResult::estimate`).
     #[serde(default)]
     pub estimate: Option<f64>,
+    /// A studio's probe: what each rank saw (the verdict above is the worst of theirs). Empty
+    /// for one computer.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ranks: Vec<RankFigures>,
+}
+
+/// What one rank of a studio saw in a probe: its own verdict and figures (by metric name).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RankFigures {
+    pub rank: u32,
+    pub verdict: Verdict,
+    pub figures: std::collections::BTreeMap<String, f64>,
 }
 
 /// What a probe reports back to the search.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ProbeResult {
     pub verdict: Verdict,
     pub worst_headroom_pct: f64,
@@ -33,6 +45,18 @@ pub struct ProbeResult {
     /// estimate: devices serve faster after an idle gap). The search aims its next probe with
     /// it; without one it steps and bisects blindly.
     pub estimate: Option<f64>,
+    /// The probe's own figures by metric name (for a studio's per-host rows).
+    pub figures: std::collections::BTreeMap<String, f64>,
+    /// A studio's probe: every rank's verdict and figures (set by the world, not the probe).
+    pub ranks: Vec<RankFigures>,
+}
+
+/// A probe's figures by metric name.
+pub fn figures_of(metrics: &[crate::result::Metric]) -> std::collections::BTreeMap<String, f64> {
+    metrics
+        .iter()
+        .map(|m| (m.def.name.to_string(), m.value))
+        .collect()
 }
 
 /// The answer and how it was found.
@@ -181,6 +205,7 @@ pub fn find_max(
             xruns: r.xruns,
             confirmation,
             estimate: r.estimate,
+            ranks: r.ranks,
         });
         *estimate = r.estimate.filter(|e| e.is_finite() && *e > 0.0);
         let pass = r.verdict == Verdict::Pass;
@@ -317,6 +342,25 @@ pub fn find_max(
     Ok(finish(cap, lo, hi, limit))
 }
 
+/// [`find_max`] run by every rank of `world` at once, as one search: the ranks start from the
+/// least of their first guesses and limits, and each probe is run by all of them together with
+/// the worst verdict (see [`crate::world::shared_probe`]), so every rank takes the same steps.
+/// Alone, exactly `find_max`.
+pub fn find_max_shared(
+    world: &dyn crate::world::World,
+    cancel: &std::sync::atomic::AtomicBool,
+    first_guess: u32,
+    limit: u32,
+    tolerance: f64,
+    mut probe: impl FnMut(u32, bool) -> Result<Option<ProbeResult>>,
+) -> Result<Capacity> {
+    let first = crate::world::least(world, f64::from(first_guess), cancel)? as u32;
+    let limit = crate::world::least(world, f64::from(limit), cancel)? as u32;
+    find_max(first, limit.max(1), tolerance, |n, confirm| {
+        crate::world::shared_probe(world, cancel, || probe(n, confirm))
+    })
+}
+
 fn finish(mut cap: Capacity, lo: u32, hi: u32, limit: u32) -> Capacity {
     cap.answer = lo;
     cap.first_failing = (hi <= limit).then_some(hi);
@@ -331,6 +375,8 @@ mod tests {
     fn threshold(max_ok: u32) -> impl FnMut(u32, bool) -> Result<Option<ProbeResult>> {
         move |n, _| {
             Ok(Some(ProbeResult {
+                figures: Default::default(),
+                ranks: Vec::new(),
                 verdict: if n <= max_ok {
                     Verdict::Pass
                 } else {
@@ -386,6 +432,8 @@ mod tests {
         move |n, _| {
             let pass = f64::from(n) <= bound;
             Ok(Some(ProbeResult {
+                figures: Default::default(),
+                ranks: Vec::new(),
                 verdict: if pass {
                     Verdict::Pass
                 } else {
@@ -473,6 +521,8 @@ mod tests {
                 n < 8899
             };
             Ok(Some(ProbeResult {
+                figures: Default::default(),
+                ranks: Vec::new(),
                 verdict: if pass {
                     Verdict::Pass
                 } else {
@@ -503,6 +553,8 @@ mod tests {
             // 120 passes once but fails its confirmation; 119 is solid.
             let pass = n < 120 || (n == 120 && !confirm);
             Ok(Some(ProbeResult {
+                figures: Default::default(),
+                ranks: Vec::new(),
                 verdict: if pass { Verdict::Pass } else { Verdict::Fail },
                 worst_headroom_pct: 30.0,
                 xruns: 0,
@@ -523,6 +575,8 @@ mod tests {
         let c = find_max(3658, 20_000, 0.02, |n, _| {
             let pass = n <= 2514 || (n == 2926 && seen.insert(n));
             Ok(Some(ProbeResult {
+                figures: Default::default(),
+                ranks: Vec::new(),
                 verdict: if pass {
                     Verdict::Pass
                 } else {

@@ -33,6 +33,8 @@ impl Progress for NoProgress {
 pub struct Control<'a> {
     pub cancel: &'a AtomicBool,
     pub progress: &'a dyn Progress,
+    /// The computers running this measurement at once (one, or a studio's ranks).
+    pub world: &'a dyn crate::world::World,
 }
 
 impl Control<'_> {

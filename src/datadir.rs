@@ -126,9 +126,27 @@ impl DataDir {
     /// A `trackbench-data` that is a link, not a directory, or a directory that is not
     /// trackbench's (files but no manifest) is refused: its files are never touched.
     pub fn open(target: &Path, keep: bool) -> Result<DataDir> {
-        let root = target.join(DIR_NAME);
-        check_own_dir(&root)?;
+        Self::open_at(target, None, keep)
+    }
+
+    /// `open` for one rank of a studio run: `target/trackbench-data/rank-NNN`, a data directory
+    /// of its own (lock, manifest, cleanup) inside the shared one, so the safety rules hold per
+    /// rank. `None` is the single run's `target/trackbench-data`.
+    pub fn open_at(target: &Path, rank: Option<u32>, keep: bool) -> Result<DataDir> {
+        let root = root_of(target, rank);
         let mut notes = Vec::new();
+        if rank.is_some() {
+            let parent = target.join(DIR_NAME);
+            check_own_dir(&parent)?;
+            match fs::create_dir(&parent) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(e) => {
+                    return Err(Error::io(format!("cannot create {}", parent.display()), e));
+                }
+            }
+        }
+        check_own_dir(&root)?;
         let lock = take_lock(&root, &mut notes)?;
         Self::load(root, lock, keep, notes)
     }
@@ -137,10 +155,10 @@ impl DataDir {
     /// descriptor `fd`, inherited from it, still holds the lock, so no other run can slip in
     /// between. Used to remove an interrupted run's files after that run has exited.
     #[cfg(unix)]
-    pub fn adopt(target: &Path, fd: std::os::fd::RawFd) -> Result<DataDir> {
+    pub fn adopt(target: &Path, rank: Option<u32>, fd: std::os::fd::RawFd) -> Result<DataDir> {
         use std::os::fd::FromRawFd;
         use std::os::unix::fs::MetadataExt;
-        let root = target.join(DIR_NAME);
+        let root = root_of(target, rank);
         // SAFETY: the caller passes a descriptor it owns (inherited, not used elsewhere);
         // fstat checks it is open before it is wrapped.
         let mut st: libc::stat = unsafe { std::mem::zeroed() };
@@ -509,6 +527,18 @@ impl DataDir {
         let _ = fs::remove_file(self.root.join(LOCK_NAME));
         self.lock = None;
         let _ = fs::remove_dir(&self.root); // only succeeds when empty: never removes others' files
+        // A rank's directory sits in the shared one: the last rank out removes that too.
+        let is_rank = self
+            .root
+            .file_name()
+            .is_some_and(|n| is_rank_dir_name(&n.to_string_lossy()));
+        if let Some(parent) = self
+            .root
+            .parent()
+            .filter(|p| is_rank && p.ends_with(DIR_NAME))
+        {
+            let _ = fs::remove_dir(parent);
+        }
         first_err.map_or(Ok(()), Err)
     }
 }
@@ -530,11 +560,91 @@ pub struct Cleaned {
     pub notes: Vec<String>,
 }
 
+/// Where a run's data directory is: `target/trackbench-data`, or a rank's inside it.
+pub fn root_of(target: &Path, rank: Option<u32>) -> PathBuf {
+    match rank {
+        None => target.join(DIR_NAME),
+        Some(r) => target.join(DIR_NAME).join(rank_dir_name(r)),
+    }
+}
+
+fn rank_dir_name(rank: u32) -> String {
+    format!("{RANK_PREFIX}{rank:03}")
+}
+
+const RANK_PREFIX: &str = "rank-";
+
+/// True for the name of a rank's data directory (`rank-007`).
+fn is_rank_dir_name(name: &str) -> bool {
+    name.strip_prefix(RANK_PREFIX)
+        .is_some_and(|n| !n.is_empty() && n.len() <= 10 && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// The ranks whose data directories are in `target` (what studio runs left, or are using).
+pub fn rank_dirs(target: &Path) -> Vec<u32> {
+    let mut ranks: Vec<u32> = fs::read_dir(target.join(DIR_NAME))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .filter_map(|e| {
+            let n = e.file_name().to_string_lossy().into_owned();
+            is_rank_dir_name(&n)
+                .then(|| n[RANK_PREFIX.len()..].parse().ok())
+                .flatten()
+        })
+        .collect();
+    ranks.sort_unstable();
+    ranks
+}
+
+/// True when `rank`'s data directory in `target` is there, with its lock held by no process: the
+/// run that made it ended without cleaning up (killed, or its host lost). A lock still held, or
+/// no directory, says nothing of the kind.
+pub fn abandoned(target: &Path, rank: u32) -> bool {
+    let lock_path = root_of(target, Some(rank)).join(LOCK_NAME);
+    let Ok(f) = OpenOptions::new().read(true).write(true).open(&lock_path) else {
+        return false;
+    };
+    match f.try_lock() {
+        Ok(()) => {
+            let _ = f.unlock();
+            true
+        }
+        Err(_) => false,
+    }
+}
+
 /// Removes trackbench's data from `target` (the `clean` command): files listed in the manifest
 /// that are still the ones trackbench created, the manifest, the lock and the directory if it is
-/// then empty.
+/// then empty; and the same in every rank's directory a studio run left there.
 pub fn clean(target: &Path) -> Result<Cleaned> {
-    let root = target.join(DIR_NAME);
+    let mut out = Cleaned::default();
+    for rank in rank_dirs(target) {
+        let c = clean_root(target, Some(rank))?;
+        let sub = rank_dir_name(rank);
+        out.removed.extend(
+            c.removed
+                .into_iter()
+                .map(|(n, b)| (format!("{sub}/{n}"), b)),
+        );
+        out.foreign
+            .extend(c.foreign.into_iter().map(|n| format!("{sub}/{n}")));
+        out.notes.extend(c.notes);
+    }
+    let c = clean_root(target, None)?;
+    out.removed.extend(c.removed);
+    out.foreign.extend(
+        c.foreign
+            .into_iter()
+            .filter(|n| !is_rank_dir_name(n) || !root_of(target, None).join(n).is_dir()),
+    );
+    out.notes.extend(c.notes);
+    Ok(out)
+}
+
+fn clean_root(target: &Path, rank: Option<u32>) -> Result<Cleaned> {
+    let root = root_of(target, rank);
     let Ok(m) = fs::symlink_metadata(&root) else {
         return Ok(Cleaned::default());
     };
@@ -549,7 +659,7 @@ pub fn clean(target: &Path) -> Result<Cleaned> {
         }
         return Ok(out);
     }
-    let mut d = DataDir::open(target, false)?;
+    let mut d = DataDir::open_at(target, rank, false)?;
     let mut out = Cleaned {
         notes: std::mem::take(&mut d.notes),
         ..Cleaned::default()
@@ -598,10 +708,15 @@ fn check_own_dir(root: &Path) -> Result<()> {
     }
     let rd =
         fs::read_dir(root).map_err(|e| Error::io(format!("cannot list {}", root.display()), e))?;
-    // What a run leaves before its first manifest write, if it is killed then.
+    // What a run leaves before its first manifest write, if it is killed then, and the ranks'
+    // directories of a studio run.
     let own = [LOCK_NAME.to_string(), format!("{MANIFEST_NAME}.tmp")];
     let others: Vec<String> = rd
         .flatten()
+        .filter(|e| {
+            !(e.file_type().is_ok_and(|t| t.is_dir())
+                && is_rank_dir_name(&e.file_name().to_string_lossy()))
+        })
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .filter(|n| !own.contains(n))
         .collect();

@@ -117,6 +117,8 @@ pub fn write_wav(
     let data_len = check_len(format, data_len)?;
     dd.ensure_space_replacing(DATA_OFFSET + data_len, &[name])?;
     let (path, id) = dd.register(name, key, DATA_OFFSET + data_len)?;
+    // A measured write: the workstations of a studio start it together.
+    ctl.world.start(label, ctl.cancel)?;
     let out = create_wav(path, id, format, data_len, block, io_settings, label, ctl)?;
     dd.mark_complete(name)?;
     Ok(out)
@@ -324,6 +326,7 @@ mod tests {
         let ctl = Control {
             cancel: &cancel,
             progress: &NoProgress,
+            world: &crate::world::Alone,
         };
         let mut dd = DataDir::open(t.path(), true).unwrap();
         let fmt = Format::parse("44.1k/16/stereo").unwrap();
@@ -368,6 +371,7 @@ mod tests {
         let ctl = Control {
             cancel: &cancel,
             progress: &NoProgress,
+            world: &crate::world::Alone,
         };
         let mut dd = DataDir::open(t.path(), false).unwrap();
         for (i, f) in ["48k/32f/mono", "96k/24/6"].iter().enumerate() {

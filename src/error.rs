@@ -94,6 +94,12 @@ pub enum Error {
     },
     #[error("the run was interrupted")]
     Interrupted,
+    /// The ranks of a studio run could not work together (MPI).
+    #[error("the ranks cannot work together: {detail}")]
+    World { detail: String },
+    /// Another rank of a studio run failed; every rank stops with its error.
+    #[error("rank {rank} failed: {detail}")]
+    RankFailed { rank: u32, detail: String },
     /// A chart of a report could not be drawn.
     #[error("cannot draw the chart \"{chart}\": {detail}")]
     Chart { chart: String, detail: String },

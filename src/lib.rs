@@ -26,5 +26,6 @@ pub mod suite;
 pub mod target;
 pub mod units;
 pub mod workloads;
+pub mod world;
 
 pub use error::{Error, Result};

@@ -26,6 +26,7 @@ use trackbench::target::{self, TargetKind};
 use trackbench::units::fmt_size;
 use trackbench::workloads::stream::{StreamKind, Streaming};
 use trackbench::workloads::{Workload, seq::SeqMode};
+use trackbench::world::{Alone, World};
 
 /// The system allocator, counting what the audio tick allocates inside its real-time loop, so
 /// every streaming result can state that the number is zero.
@@ -173,6 +174,38 @@ fn space_hint(c: &Command) -> Option<&'static str> {
     }
 }
 
+/// What a measuring command runs with: the cancel flag and the computers running it at once.
+struct Ctx<'a> {
+    cancel: &'a AtomicBool,
+    world: &'a dyn World,
+}
+
+/// The world of ranks this process belongs to: an MPI job's when a launcher started it and the
+/// command measures (other commands, and the cleaner an interrupted rank starts, never join
+/// one); otherwise none, and the command runs alone as it always has.
+#[cfg(feature = "mpi")]
+type Ranks = trackbench::world::mpi::MpiWorld;
+#[cfg(not(feature = "mpi"))]
+type Ranks = Alone;
+
+fn world_for(c: &Command) -> Result<Option<Ranks>> {
+    let measures = !matches!(
+        c,
+        Command::Clean(_)
+            | Command::History(_)
+            | Command::Show(_)
+            | Command::Compare(_)
+            | Command::Report(_)
+    );
+    #[cfg(feature = "mpi")]
+    if measures {
+        return trackbench::world::mpi::MpiWorld::from_launcher()
+            .context("joining the MPI job this process was launched into");
+    }
+    let _ = measures;
+    Ok(None)
+}
+
 /// The audio format of tracks without `--format`.
 const DEFAULT_FORMAT: &str = "48k/24/mono";
 
@@ -195,6 +228,20 @@ struct Request<'a> {
 }
 
 fn dispatch(cli: Cli, cancel: &AtomicBool) -> Result<ExitCode> {
+    let ranks = world_for(&cli.command)?;
+    let world = ranks
+        .as_ref()
+        .map_or(&Alone as &dyn World, |w| w as &dyn World);
+    let ctx = &Ctx { cancel, world };
+    let done = run_command(cli, ctx);
+    // A rank that stops on an error or a signal does not wait for the others to leave.
+    if done.is_err() || cancel.load(Ordering::Relaxed) {
+        world.forsake();
+    }
+    done
+}
+
+fn run_command(cli: Cli, ctx: &Ctx<'_>) -> Result<ExitCode> {
     let classic = |name, path: &Path, common, io, w: Box<dyn Workload>| {
         measure(
             Request {
@@ -206,7 +253,7 @@ fn dispatch(cli: Cli, cancel: &AtomicBool) -> Result<ExitCode> {
                 default_format: DEFAULT_FORMAT,
                 fio_job: io.fio_job.as_deref(),
             },
-            cancel,
+            ctx,
         )
     };
     let streaming = |name, path: &Path, common, w: Streaming| {
@@ -220,7 +267,7 @@ fn dispatch(cli: Cli, cancel: &AtomicBool) -> Result<ExitCode> {
                 default_format: DEFAULT_FORMAT,
                 fio_job: None,
             },
-            cancel,
+            ctx,
         )
     };
     // The DAW workloads: stereo sample libraries, the sampler's format unless --format says.
@@ -235,7 +282,7 @@ fn dispatch(cli: Cli, cancel: &AtomicBool) -> Result<ExitCode> {
                 default_format: SAMPLE_FORMAT,
                 fio_job: None,
             },
-            cancel,
+            ctx,
         )
     };
     match cli.command {
@@ -252,7 +299,7 @@ fn dispatch(cli: Cli, cancel: &AtomicBool) -> Result<ExitCode> {
                     default_format: DEFAULT_FORMAT,
                     fio_job: a.io.fio_job.as_deref(),
                 },
-                cancel,
+                ctx,
             )
         }
         Command::Seq(a) => {
@@ -307,10 +354,10 @@ fn dispatch(cli: Cli, cancel: &AtomicBool) -> Result<ExitCode> {
                     default_format: DEFAULT_FORMAT,
                     fio_job: a.fio_job.as_deref(),
                 },
-                cancel,
+                ctx,
             )
         }
-        Command::Clean(a) => clean(&a.path, a.inherited_lock),
+        Command::Clean(a) => clean(&a.path, a.inherited_lock, a.rank),
         Command::History(a) => history(&a),
         Command::Show(a) => show(&a),
         Command::Compare(a) => compare(&a),
@@ -375,7 +422,8 @@ fn default_report_path() -> PathBuf {
 
 /// Runs a measuring command and reports: tables as it goes, then the store, the report, the
 /// summary and the result document.
-fn measure(req: Request<'_>, cancel: &AtomicBool) -> Result<ExitCode> {
+fn measure(req: Request<'_>, ctx: &Ctx<'_>) -> Result<ExitCode> {
+    let (cancel, world) = (ctx.cancel, ctx.world);
     let Request {
         name,
         path,
@@ -386,13 +434,18 @@ fn measure(req: Request<'_>, cancel: &AtomicBool) -> Result<ExitCode> {
         fio_job,
     } = req;
     let settings = common.settings_for(io, default_format)?;
-    let json_to_stdout = common.json.as_deref() == Some(Path::new("-"));
+    // In a studio, rank 0 speaks for all: it alone writes files of results, stores and prints.
+    let root = world.is_root();
+    let json_to_stdout = root && common.json.as_deref() == Some(Path::new("-"));
     // Checked before anything is measured: a search must not be lost to a bad path.
     let json_out = match &common.json {
-        Some(j) if !json_to_stdout => Some(Output::prepare(j, "the result document (--json)")?),
+        Some(j) if root && !json_to_stdout => {
+            Some(Output::prepare(j, "the result document (--json)")?)
+        }
         _ => None,
     };
     let report_path = match (&common.report, common.no_report) {
+        _ if !root => None,
         (Some(p), _) => Some(p.clone()),
         (None, false) if name == "run" => Some(default_report_path()),
         _ => None,
@@ -411,7 +464,7 @@ fn measure(req: Request<'_>, cancel: &AtomicBool) -> Result<ExitCode> {
     let target_info = target::inspect(path)?;
     // The fio job file says what will be measured: written before the run, so an interrupted
     // run leaves it too.
-    if let Some(f) = fio_job {
+    if let Some(f) = fio_job.filter(|_| root) {
         let out = Output::prepare(f, "the fio job file (--fio-job)")?;
         let jobs: Vec<_> = workloads
             .iter()
@@ -453,8 +506,10 @@ fn measure(req: Request<'_>, cancel: &AtomicBool) -> Result<ExitCode> {
             .collect(),
     };
     let printer = Printer {
-        bars: Bars::new(common.quiet),
-        out: std::cell::RefCell::new(if json_to_stdout {
+        bars: Bars::new(common.quiet || !root),
+        out: std::cell::RefCell::new(if !root {
+            Box::new(std::io::sink())
+        } else if json_to_stdout {
             Box::new(std::io::stderr())
         } else {
             Box::new(std::io::stdout())
@@ -467,12 +522,13 @@ fn measure(req: Request<'_>, cancel: &AtomicBool) -> Result<ExitCode> {
         failure,
         unfinished,
         kept,
-    } = session::run(plan, cancel, &printer)?;
+        speaks,
+    } = session::run(plan, world, cancel, &printer)?;
     // An interrupted run hands its files to a cleaner of their own and exits at once:
     // unlinking large files takes seconds on some filesystems (ext4 with discard).
     let mut cleaner = None;
     if let Some(d) = unfinished {
-        match hand_over(d, path) {
+        match hand_over(d, path, (!world.is_alone()).then(|| world.rank())) {
             Ok(pid) => cleaner = pid,
             Err(e) => doc.warnings.push(format!("cleanup incomplete: {e}")),
         }
@@ -492,6 +548,21 @@ fn measure(req: Request<'_>, cancel: &AtomicBool) -> Result<ExitCode> {
     // A run that measured nothing (refused at its first workload, interrupted before) has no
     // result worth finding again, or showing.
     let measured = !doc.sections.is_empty();
+    if !speaks {
+        // Another rank's failure is said by that rank and by rank 0; this one only stops.
+        return match failure {
+            Some(Error::RankFailed { .. }) => Ok(ExitCode::FAILURE),
+            Some(e) => Err(e).context(format!("measurement failed on rank {}", world.rank())),
+            None if doc.interrupted => Ok(ExitCode::from(EXIT_INTERRUPTED)),
+            None => Ok(ExitCode::SUCCESS),
+        };
+    }
+    if !root {
+        // Rank 0 died: this rank speaks for the studio, from its own part of the figures.
+        let mut out = std::io::stdout();
+        let _ = write!(out, "{}", report::terminal::document(&doc));
+        *printer.out.borrow_mut() = Box::new(std::io::sink());
+    }
     if !common.no_store && measured {
         // After the cleanup (the JSON was saved before it); a store that cannot take the
         // result costs the user the history entry, not the run.
@@ -516,6 +587,9 @@ fn measure(req: Request<'_>, cancel: &AtomicBool) -> Result<ExitCode> {
         }
     }
     let mut out = printer.out.borrow_mut();
+    if let Some(studio) = report::terminal::studio(&doc) {
+        let _ = write!(out, "\n{studio}");
+    }
     if let Some(summary) = report::summary::summary(&doc) {
         let _ = write!(out, "\n{summary}");
     }
@@ -713,7 +787,7 @@ fn report_cmd(a: &ReportArgs) -> Result<ExitCode> {
 /// own (its own process group: a second Ctrl-C at the terminal does not stop it) and returns
 /// its pid; where that cannot start, cleans here.
 #[cfg(unix)]
-fn hand_over(d: DataDir, target: &Path) -> Result<Option<u32>> {
+fn hand_over(d: DataDir, target: &Path, rank: Option<u32>) -> Result<Option<u32>> {
     use std::os::unix::process::CommandExt;
     if d.keep() {
         d.close()?;
@@ -721,12 +795,22 @@ fn hand_over(d: DataDir, target: &Path) -> Result<Option<u32>> {
     }
     let fd = d.detach_lock()?;
     let spawned = std::env::current_exe().and_then(|exe| {
-        std::process::Command::new(exe)
-            .arg("clean")
+        let mut c = std::process::Command::new(exe);
+        c.arg("clean")
             .arg(target)
             .arg("--inherited-lock")
-            .arg(fd.to_string())
-            .stdin(std::process::Stdio::null())
+            .arg(fd.to_string());
+        if let Some(r) = rank {
+            c.arg("--rank").arg(r.to_string());
+        }
+        // The cleaner is no rank of the job: it must not see the launcher's variables.
+        for (k, _) in std::env::vars_os() {
+            let k = k.to_string_lossy();
+            if k.starts_with("OMPI_") || k.starts_with("PMIX_") || k.starts_with("PMI_") {
+                c.env_remove(&*k);
+            }
+        }
+        c.stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .process_group(0)
@@ -740,7 +824,7 @@ fn hand_over(d: DataDir, target: &Path) -> Result<Option<u32>> {
         }
         Err(_) => {
             let t = target::inspect(target)?;
-            DataDir::adopt(&t.path, fd)?.close()?;
+            DataDir::adopt(&t.path, rank, fd)?.close()?;
             Ok(None)
         }
     }
@@ -749,12 +833,12 @@ fn hand_over(d: DataDir, target: &Path) -> Result<Option<u32>> {
 /// Windows: a lock handle cannot be handed to a child as a descriptor is, so the interrupted
 /// run removes its files itself before it exits.
 #[cfg(windows)]
-fn hand_over(d: DataDir, _target: &Path) -> Result<Option<u32>> {
+fn hand_over(d: DataDir, _target: &Path, _rank: Option<u32>) -> Result<Option<u32>> {
     d.close()?;
     Ok(None)
 }
 
-fn clean(path: &Path, inherited_lock: Option<i32>) -> Result<ExitCode> {
+fn clean(path: &Path, inherited_lock: Option<i32>, rank: Option<u32>) -> Result<ExitCode> {
     let t = target::inspect(path)?;
     if t.kind != TargetKind::Directory {
         bail!(
@@ -766,9 +850,12 @@ fn clean(path: &Path, inherited_lock: Option<i32>) -> Result<ExitCode> {
     if let Some(fd) = inherited_lock {
         // The interrupted run's own cleanup, handed over with its lock.
         #[cfg(unix)]
-        DataDir::adopt(&t.path, fd)?.close()?;
+        DataDir::adopt(&t.path, rank, fd)?.close()?;
         #[cfg(windows)]
-        bail!("--inherited-lock {fd}: a lock is handed over only on Unix");
+        {
+            let _ = rank;
+            bail!("--inherited-lock {fd}: a lock is handed over only on Unix");
+        }
         #[cfg(unix)]
         return Ok(ExitCode::SUCCESS);
     }

@@ -23,7 +23,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 /// `extra` is a tagged `detail` (older shapes are recognised), classic sections keep each row's
 /// latency histogram and streaming runs theirs; the document records its `session` (command,
 /// format, runs, I/O settings).
-pub const SCHEMA_VERSION: u32 = 5;
+pub const SCHEMA_VERSION: u32 = 6;
 
 /// One measured figure of one run.
 #[derive(Debug, Clone, PartialEq)]
@@ -278,6 +278,64 @@ pub struct ResultDoc {
     /// How reads of trackbench's own files were checked (schema 3).
     #[serde(default)]
     pub verification: String,
+    /// A studio run (schema 6): every rank of an MPI job a workstation on one shared storage.
+    /// `host`, `target` and `sections` above are rank 0's own; a search's verdicts are the
+    /// studio's (the worst over the ranks).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub studio: Option<Studio>,
+}
+
+/// The workstations of a studio run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Studio {
+    /// What started the ranks (`mpirun (Open MPI)`, `srun (Slurm)` …).
+    pub launcher: String,
+    /// How many workstations ran at once.
+    pub ranks: u32,
+    /// Each rank in rank order; empty when the run stopped before they could be gathered.
+    pub hosts: Vec<StudioHost>,
+    /// Ranks that died without cleaning up (their data directory left with its lock free),
+    /// as rank 0 found them when the run was stopped.
+    #[serde(default)]
+    pub lost_ranks: Vec<u32>,
+}
+
+/// One workstation of a studio run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StudioHost {
+    pub rank: u32,
+    pub host: HostInfo,
+    /// The shared target as this rank named it.
+    pub target: String,
+    /// How long after the first rank this one left the barriers before measured runs (clock
+    /// starts, transfers), in ms on the hosts' wall clocks: the median and the largest.
+    pub start_skew_ms_median: f64,
+    pub start_skew_ms_max: f64,
+    /// This rank's own sections: its figures and findings (the charts' detail stays with rank
+    /// 0's sections).
+    pub sections: Vec<Section>,
+}
+
+impl Studio {
+    /// Each rank's start skew from the times every rank left each start barrier
+    /// (`starts[rank][i]`, ns of the wall clock): the median and the largest, in ms.
+    pub fn skews_ms(starts: &[Vec<u64>]) -> Vec<(f64, f64)> {
+        let n = starts.iter().map(Vec::len).min().unwrap_or(0);
+        starts
+            .iter()
+            .map(|mine| {
+                let mut d: Vec<f64> = (0..n)
+                    .map(|i| {
+                        let first = starts.iter().map(|s| s[i]).min().unwrap_or(mine[i]);
+                        (mine[i] - first) as f64 / 1e6
+                    })
+                    .collect();
+                d.sort_by(f64::total_cmp);
+                let median = d.get(d.len() / 2).copied().unwrap_or(0.0);
+                (median, d.last().copied().unwrap_or(0.0))
+            })
+            .collect()
+    }
 }
 
 /// What `verification` says: streaming plays every byte and compares it; classic reads check
@@ -304,6 +362,7 @@ impl ResultDoc {
             sections: Vec::new(),
             warnings: Vec::new(),
             verification: VERIFICATION.into(),
+            studio: None,
         }
     }
 

@@ -9,9 +9,10 @@ use crate::error::{Error, Result};
 use crate::host;
 use crate::io::IoSettings;
 use crate::memory::MemoryBudget;
-use crate::result::{ResultDoc, Section, SessionInfo};
+use crate::result::{ResultDoc, Section, SessionInfo, Studio, StudioHost};
 use crate::target::{self, TargetKind};
 use crate::workloads::{Env, Workload, run_repeated};
+use crate::world::{Ended, PlanPrint, World};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -71,13 +72,24 @@ pub struct Outcome {
     pub unfinished: Option<DataDir>,
     /// Where test files were kept (`keep`).
     pub kept: Option<PathBuf>,
+    /// This process speaks for the run (stores and shows its result): always alone; in a studio
+    /// rank 0, or the lowest rank still there when the ranks below it died.
+    pub speaks: bool,
 }
 
 /// Runs `plan`, reporting to `sink`, until its workloads end, one fails, or `cancel` is set.
 /// Errors are those that stop a session before it measures anything (a missing target, a data
-/// directory that is not trackbench's, a suite on a device).
-pub fn run(plan: Plan, cancel: &AtomicBool, sink: &dyn Sink) -> Result<Outcome> {
-    let target = target::inspect(&plan.target)?;
+/// directory that is not trackbench's, a suite on a device, ranks of a studio that were not
+/// given the same plan).
+///
+/// In a world of several ranks (a studio) every rank runs the plan at once on the shared target,
+/// each in a data directory of its own; after each workload the ranks agree on how it ended (a
+/// failure or an interruption anywhere stops them all), and at the end rank 0 gathers every
+/// rank's figures into its document ([`ResultDoc::studio`]). The other ranks' documents are
+/// their own part only: the caller stores and shows rank 0's.
+pub fn run(plan: Plan, world: &dyn World, cancel: &AtomicBool, sink: &dyn Sink) -> Result<Outcome> {
+    let target = target::inspect(&plan.target);
+    let target = crate::world::agree_ok(world, "target", target, cancel)?;
     if plan.is_suite() && target.kind != TargetKind::Directory {
         return Err(Error::BadTarget {
             path: plan.target.clone(),
@@ -87,12 +99,18 @@ pub fn run(plan: Plan, cancel: &AtomicBool, sink: &dyn Sink) -> Result<Outcome> 
             ),
         });
     }
+    crate::world::agree_on_plan(world, &PlanPrint::of(&plan.command), cancel)?;
     // Simulated runs touch nothing on the target.
     let uses_disk = plan.workloads.iter().any(|w| w.uses_disk());
-    let mut data = match target.kind {
-        TargetKind::Directory if uses_disk => Some(DataDir::open(&target.path, plan.keep)?),
-        _ => None,
+    // A studio's ranks each keep a data directory of their own inside the shared one.
+    let rank_dir = (!world.is_alone()).then(|| world.rank());
+    let opened = match target.kind {
+        TargetKind::Directory if uses_disk => {
+            DataDir::open_at(&target.path, rank_dir, plan.keep).map(Some)
+        }
+        _ => Ok(None),
     };
+    let mut data = crate::world::agree_ok(world, "data directory", opened, cancel)?;
     if let Some(d) = &data {
         sink.data_dir_opened(d.root());
         for n in &d.notes {
@@ -122,24 +140,51 @@ pub fn run(plan: Plan, cancel: &AtomicBool, sink: &dyn Sink) -> Result<Outcome> 
             ctl: Control {
                 cancel,
                 progress: sink.progress(),
+                world,
             },
         };
-        match run_repeated(w.as_mut(), &mut env, plan.runs) {
-            Ok(section) => {
-                sink.section(&section);
-                doc.push(section);
-            }
+        let mine = run_repeated(w.as_mut(), &mut env, plan.runs);
+        let ended = match &mine {
+            Ok(_) => Ended::Done,
+            Err(Error::Interrupted) => Ended::Interrupted,
+            Err(e) => Ended::Failed(e.to_string()),
+        };
+        let agreed = crate::world::agree_ended(world, ended, cancel);
+        let measured = match mine {
+            Ok(section) => Some(section),
             Err(Error::Interrupted) => {
                 doc.interrupted = true;
-                break;
+                None
             }
             Err(e) => {
                 failure = Some(e);
+                None
+            }
+        };
+        if let Some(section) = measured {
+            sink.section(&section);
+            doc.push(section);
+        }
+        match agreed {
+            Ok(Ended::Done) if failure.is_none() && !doc.interrupted => {}
+            Ok(Ended::Interrupted) | Err(Error::Interrupted) => {
+                doc.interrupted = true;
+                break;
+            }
+            Ok(_) => break,
+            Err(e) => {
+                failure.get_or_insert(e);
                 break;
             }
         }
     }
     doc.interrupted |= cancel.load(Ordering::Relaxed);
+    if !world.is_alone() {
+        studio(world, &mut doc, failure.is_none(), cancel);
+    }
+    if doc.interrupted || failure.is_some() {
+        world.forsake();
+    }
     doc.finish();
     // Saved before the files are removed: a second signal cannot lose it.
     sink.finished(&doc)?;
@@ -163,11 +208,91 @@ pub fn run(plan: Plan, cancel: &AtomicBool, sink: &dyn Sink) -> Result<Outcome> 
         }
     }
     Ok(Outcome {
+        speaks: speaks(world, &doc),
         doc,
         failure,
         unfinished,
         kept,
     })
+}
+
+/// What each rank sends rank 0 at the end of a studio run.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct RankPart {
+    host: crate::host::HostInfo,
+    target: String,
+    starts_ns: Vec<u64>,
+    sections: Vec<Section>,
+}
+
+/// Gathers every rank's part into rank 0's document. A run that was stopped cannot gather (a
+/// rank may be gone): rank 0 then names the ranks that died without cleaning up.
+fn studio(world: &dyn World, doc: &mut ResultDoc, ok: bool, cancel: &AtomicBool) {
+    let mut studio = Studio {
+        launcher: world.launcher(),
+        ranks: world.size(),
+        hosts: Vec::new(),
+        lost_ranks: Vec::new(),
+    };
+    if ok && !doc.interrupted {
+        let part = RankPart {
+            host: doc.host.clone(),
+            target: doc.target.path.display().to_string(),
+            starts_ns: world.starts_ns(),
+            sections: doc
+                .sections
+                .iter()
+                .map(|s| Section {
+                    detail: None,
+                    ..s.clone()
+                })
+                .collect(),
+        };
+        match crate::world::gather(world, "results", &part, cancel) {
+            Ok(parts) => {
+                let starts: Vec<Vec<u64>> = parts.iter().map(|p| p.starts_ns.clone()).collect();
+                let skews = Studio::skews_ms(&starts);
+                studio.hosts = parts
+                    .into_iter()
+                    .zip(skews)
+                    .enumerate()
+                    .map(|(rank, (p, (median, max)))| StudioHost {
+                        rank: rank as u32,
+                        host: p.host,
+                        target: p.target,
+                        start_skew_ms_median: median,
+                        start_skew_ms_max: max,
+                        sections: p.sections,
+                    })
+                    .collect();
+            }
+            Err(Error::Interrupted) => doc.interrupted = true,
+            Err(e) => doc
+                .warnings
+                .push(format!("the ranks' figures were not gathered: {e}")),
+        }
+    }
+    if doc.interrupted {
+        let me = world.rank();
+        studio.lost_ranks = (0..world.size())
+            .filter(|&r| r != me && crate::datadir::abandoned(&doc.target.path, r))
+            .collect();
+        if let Some(r) = studio.lost_ranks.first() {
+            doc.warnings.push(format!(
+                "rank {r} stopped without cleaning up (killed, or its host lost): its test files are left in {}; the next run or trackbench clean {} removes them",
+                crate::datadir::root_of(&doc.target.path, Some(*r)).display(),
+                doc.target.path.display()
+            ));
+        }
+    }
+    doc.studio = Some(studio);
+}
+
+/// Whether this rank speaks for a studio run: rank 0, or the lowest rank alive when the ranks
+/// below it died.
+fn speaks(world: &dyn World, doc: &ResultDoc) -> bool {
+    let lost = doc.studio.as_ref().map_or(&[][..], |s| &s.lost_ranks[..]);
+    (0..world.rank()).all(|r| lost.contains(&r))
 }
 
 #[cfg(test)]
@@ -230,7 +355,7 @@ mod tests {
         let t = tempfile::tempdir().unwrap();
         let log = Log::default();
         let cancel = AtomicBool::new(false);
-        let o = run(plan(t.path(), "seek"), &cancel, &log).unwrap();
+        let o = run(plan(t.path(), "seek"), &crate::world::Alone, &cancel, &log).unwrap();
         assert!(o.failure.is_none() && o.unfinished.is_none() && o.kept.is_none());
         assert_eq!(o.doc.sections.len(), 1);
         assert!(!o.doc.finished_at.is_empty());
@@ -245,7 +370,13 @@ mod tests {
     fn an_interrupted_session_hands_back_its_files_and_a_suite_needs_a_directory() {
         let t = tempfile::tempdir().unwrap();
         let cancel = AtomicBool::new(true);
-        let o = run(plan(t.path(), "seek"), &cancel, &Log::default()).unwrap();
+        let o = run(
+            plan(t.path(), "seek"),
+            &crate::world::Alone,
+            &cancel,
+            &Log::default(),
+        )
+        .unwrap();
         assert!(o.doc.interrupted && o.doc.sections.is_empty());
         let d = o.unfinished.expect("the data directory comes back");
         d.close().unwrap();
@@ -253,9 +384,14 @@ mod tests {
 
         let f = t.path().join("file");
         std::fs::write(&f, b"x").unwrap();
-        let e = run(plan(&f, "run"), &cancel, &Log::default())
-            .err()
-            .expect("refused");
+        let e = run(
+            plan(&f, "run"),
+            &crate::world::Alone,
+            &cancel,
+            &Log::default(),
+        )
+        .err()
+        .expect("refused");
         assert!(e.to_string().contains("run needs a directory"), "{e}");
     }
 }

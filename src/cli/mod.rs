@@ -784,6 +784,9 @@ pub struct CleanArgs {
     /// Internal: the lock descriptor an interrupted run hands over with its files
     #[arg(long, hide = true, value_name = "FD")]
     pub inherited_lock: Option<i32>,
+    /// Internal: with --inherited-lock, the studio rank whose data directory it is
+    #[arg(long, hide = true, value_name = "RANK", requires = "inherited_lock")]
+    pub rank: Option<u32>,
 }
 
 #[derive(Args, Debug)]

@@ -350,6 +350,7 @@ mod tests {
         let ctl = Control {
             cancel: &cancel,
             progress: &NoProgress,
+            world: &crate::world::Alone,
         };
         let mut w = Seq {
             kind: OpKind::Write,
@@ -415,6 +416,7 @@ mod tests {
         let ctl = Control {
             cancel: &cancel,
             progress: &NoProgress,
+            world: &crate::world::Alone,
         };
         let mut lay = Seq {
             kind: OpKind::Write,
@@ -459,6 +461,7 @@ mod tests {
         let ctl = Control {
             cancel: &cancel,
             progress: &NoProgress,
+            world: &crate::world::Alone,
         };
         let mut r = Seq {
             kind: OpKind::Read,

@@ -8,6 +8,7 @@ pub mod html;
 pub mod json;
 pub mod markdown;
 pub mod output;
+pub mod studio;
 pub mod summary;
 pub mod terminal;
 pub mod words;

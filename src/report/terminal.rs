@@ -110,15 +110,26 @@ pub(crate) fn column_header(workload: &str, def: &Def) -> &'static str {
     }
 }
 
+/// A table as every one here is drawn: fitted to the terminal's width when it has one. A
+/// terminal that says it is a few columns wide (the pseudo-terminal an MPI launcher gives its
+/// ranks says 0) would squeeze every column to one character: such a table is drawn whole.
+fn table() -> Table {
+    let mut t = Table::new();
+    t.load_style(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Dynamic);
+    if t.width().is_some_and(|w| w < 40) {
+        t.set_content_arrangement(ContentArrangement::Disabled);
+    }
+    t
+}
+
 /// One section as a titled table with its notes.
 pub fn section(s: &Section) -> String {
     let cols: Vec<_> = columns(&s.workload)
         .iter()
         .filter(|def| s.rows.iter().any(|r| r.get(def).is_some()))
         .collect();
-    let mut t = Table::new();
-    t.load_style(UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Dynamic);
+    let mut t = table();
     let mut header = vec![String::new()];
     header.extend(
         cols.iter()
@@ -244,17 +255,15 @@ pub fn header(doc: &ResultDoc) -> String {
 
 /// Stored results as `history` lists them.
 pub fn history(rows: &[crate::store::Stored]) -> String {
-    let mut t = Table::new();
-    t.load_style(UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Dynamic)
-        .set_header([
-            "id",
-            "started (UTC)",
-            "target",
-            "device",
-            "workloads",
-            "headline",
-        ]);
+    let mut t = table();
+    t.set_header([
+        "id",
+        "started (UTC)",
+        "target",
+        "device",
+        "workloads",
+        "headline",
+    ]);
     for r in rows {
         let headline = if r.interrupted {
             format!("{} (interrupted)", r.headline)
@@ -291,12 +300,46 @@ impl super::Presenter for Terminal {
     }
 }
 
-/// The whole document: header, every section, the suite's summary, and warnings.
+/// A studio run: how many workstations, each section's answer for the studio, and every
+/// host's row (None for one computer).
+pub fn studio(doc: &ResultDoc) -> Option<String> {
+    let intro = super::studio::intro(doc)?;
+    let mut out = format!("{intro}\n");
+    for sec in super::studio::sections(doc) {
+        out.push_str(&format!("\n{}\n  {}\n", sec.title, sec.words));
+        if !sec.totals.is_empty() {
+            out.push_str(&format!(
+                "  the storage delivered, all hosts together: {}\n",
+                super::studio::total_words(&sec.totals)
+            ));
+        }
+        if !sec.hosts.is_empty() {
+            let (header, rows) = super::studio::table(&sec);
+            let mut t = table();
+            t.set_header(header);
+            for r in rows {
+                t.add_row(r);
+            }
+            for c in t.column_iter_mut().skip(3) {
+                c.set_cell_alignment(CellAlignment::Right);
+            }
+            out.push_str(&format!("{t}\n"));
+        }
+    }
+    Some(out)
+}
+
+/// The whole document: header, every section, the studio's rows, the suite's summary, and
+/// warnings.
 pub fn document(doc: &ResultDoc) -> String {
     let mut out = header(doc);
     for s in &doc.sections {
         out.push('\n');
         out.push_str(&section(s));
+    }
+    if let Some(st) = studio(doc) {
+        out.push('\n');
+        out.push_str(&st);
     }
     if let Some(summary) = super::summary::summary(doc) {
         out.push('\n');

@@ -384,6 +384,8 @@ pub fn run<Tm: Timing, T: TickSide>(
     }
     ctl.progress.end();
     let locate_ns = clock.now_ns() - locate_start;
+    // The workstations of a studio start their clocks together (alone, at once).
+    ctl.world.start("clock start", ctl.cancel)?;
     // Rates and latencies describe the run itself, not the prefill.
     b.read_bytes = 0;
     b.read_lat = LatencyHist::default();

@@ -1104,6 +1104,7 @@ pub fn simulate(
         &crate::control::Control {
             cancel,
             progress: &crate::control::NoProgress,
+            world: &crate::world::Alone,
         },
         true,
     )
@@ -1191,6 +1192,8 @@ mod tests {
             s.stop_early = true;
             let o = simulate(&s, &notes, lib, m, &no)?;
             Ok(Some(ProbeResult {
+                figures: Default::default(),
+                ranks: Vec::new(),
                 verdict: o.verdict,
                 worst_headroom_pct: o.worst_headroom_pct,
                 xruns: o.dropouts,

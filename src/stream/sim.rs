@@ -165,6 +165,7 @@ pub fn simulate(
     let ctl = Control {
         cancel,
         progress: &NoProgress,
+        world: &crate::world::Alone,
     };
     let e = engine::run(
         spec,
@@ -249,6 +250,8 @@ mod tests {
                 "probes are planned long enough"
             );
             Ok(Some(ProbeResult {
+                figures: Default::default(),
+                ranks: Vec::new(),
                 verdict: o.verdict,
                 worst_headroom_pct: o.worst_headroom_pct,
                 xruns: o.xruns(),

@@ -85,7 +85,22 @@ impl Env<'_> {
         fit_io(self.io, ops, buf_len, &self.memory)
     }
 
+    /// The workstations of a studio start it together (see [`Env::drive_alone`] for transfers
+    /// that are not measured, or not made by every rank).
     pub fn drive(
+        &self,
+        spans: &[&Span],
+        pattern: &mut dyn Pattern,
+        buf_len: u32,
+        limits: Limits,
+        label: &str,
+    ) -> Result<DriveStats> {
+        self.ctl.world.start(label, self.ctl.cancel)?;
+        self.drive_alone(spans, pattern, buf_len, limits, label)
+    }
+
+    /// [`Env::drive`] without waiting for the other ranks.
+    pub fn drive_alone(
         &self,
         spans: &[&Span],
         pattern: &mut dyn Pattern,

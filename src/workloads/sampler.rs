@@ -7,7 +7,7 @@
 use super::{Env, RunOutcome, Workload};
 use crate::audio::Format;
 use crate::capacity::{
-    CapacityReport, GuessRates, ProbeResult, SearchDetail, SearchLimit, find_max,
+    CapacityReport, GuessRates, ProbeResult, SearchDetail, SearchLimit, figures_of, find_max_shared,
 };
 use crate::content;
 use crate::dataset::{self, Span};
@@ -510,7 +510,10 @@ impl Workload for Sampler {
         base.locate_queue_depth = Some(LOCATE_QUEUE_DEPTH);
         base.validate()?;
         let (limit, why) = self.limit(env, &lib, &base);
-        let cap = find_max(
+        let (world, cancel) = (env.ctl.world, env.ctl.cancel);
+        let cap = find_max_shared(
+            world,
+            cancel,
             ((guess * 0.95) as u32).max(1),
             limit,
             0.02,
@@ -524,6 +527,8 @@ impl Workload for Sampler {
                         worst_headroom_pct: o.worst_headroom_pct,
                         xruns: o.dropouts,
                         estimate: o.capacity_estimate().map(|e| e * f64::from(v)),
+                        figures: figures_of(&outcome_metrics(&o)),
+                        ranks: Vec::new(),
                     })),
                     Err(Error::Interrupted) => Ok(None),
                     Err(e) => Err(e),

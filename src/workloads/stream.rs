@@ -7,7 +7,8 @@ use super::patterns::Sequential;
 use super::{Env, RunOutcome, Workload};
 use crate::audio::DATA_OFFSET;
 use crate::capacity::{
-    Capacity, CapacityReport, GuessRates, ProbeResult, SearchDetail, SearchLimit, find_max,
+    Capacity, CapacityReport, GuessRates, ProbeResult, SearchDetail, SearchLimit, figures_of,
+    find_max_shared,
 };
 use crate::dataset::{self, Span};
 use crate::error::{Error, Result};
@@ -177,7 +178,7 @@ impl Streaming {
                     1 << 20,
                     false,
                 );
-                env.drive(
+                env.drive_alone(
                     &[s],
                     &mut p,
                     1 << 20,
@@ -379,7 +380,8 @@ impl Streaming {
         let (limit, why) = self.limit(env, base, per);
         // One pool of ring memory for every probe: allocated as counts grow, never twice.
         let mut rings = RingMemory::new();
-        let cap = find_max(first, limit, tolerance, |n, _confirm| {
+        let (world, cancel) = (env.ctl.world, env.ctl.cancel);
+        let cap = find_max_shared(world, cancel, first, limit, tolerance, |n, _confirm| {
             let mut s = base.clone();
             (s.play_tracks, s.record_tracks) = counts(n);
             // A probe's locate time is not reported: prefill quickly. A probe that can no longer
@@ -393,6 +395,8 @@ impl Streaming {
                     worst_headroom_pct: o.worst_headroom_pct,
                     xruns: o.xruns(),
                     estimate: o.capacity_estimate().map(|share| share * f64::from(n)),
+                    figures: figures_of(&outcome_metrics(&o)),
+                    ranks: Vec::new(),
                 })),
                 Err(Error::Interrupted) => Ok(None),
                 Err(e) => Err(e),

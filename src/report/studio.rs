@@ -1,0 +1,251 @@
+//! A studio run in a user's words: how many workstations played how many tracks each at once,
+//! what the shared storage delivered in all, and each host's row beside it. The terminal, the
+//! HTML and Markdown reports all take their lines and rows from here.
+
+use crate::capacity::CapacityReport;
+use crate::metrics::{self as m, Def};
+use crate::result::{Detail, ResultDoc, Section, Studio};
+use crate::stream::Verdict;
+use crate::units::fmt_figure;
+
+/// The figures a host's row shows, in this order, where the host has them.
+const HOST_FIGURES: [&Def; 11] = [
+    &m::XRUNS,
+    &m::DROPOUTS,
+    &m::WORST_HEADROOM_PCT,
+    &m::SHORTFALL_PCT,
+    &m::READ_MB_PER_S,
+    &m::WRITE_MB_PER_S,
+    &m::STREAMED_MB_PER_S,
+    &m::RATE_MB_PER_S,
+    &m::IOPS,
+    &m::READ_LATENCY_US_P99,
+    &m::LATENCY_US_P99,
+];
+
+/// What the storage delivered in all: these figures add up over the hosts.
+const TOTALS: [&Def; 5] = [
+    &m::READ_MB_PER_S,
+    &m::WRITE_MB_PER_S,
+    &m::STREAMED_MB_PER_S,
+    &m::RATE_MB_PER_S,
+    &m::IOPS,
+];
+
+/// One workstation's row for one section: its verdict (for a search, at the studio's answer)
+/// and its figures.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostRow {
+    pub rank: u32,
+    pub hostname: String,
+    pub verdict: Option<Verdict>,
+    pub figures: Vec<(&'static Def, f64)>,
+    pub skew_ms_median: f64,
+    pub skew_ms_max: f64,
+}
+
+/// One section of a studio run: its answer in words and every host's row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StudioSection {
+    pub title: String,
+    pub words: String,
+    pub hosts: Vec<HostRow>,
+    /// The figures that add up over the hosts, added up.
+    pub totals: Vec<(&'static Def, f64)>,
+}
+
+/// The main search of a searching section.
+fn main_search(s: &Section) -> Option<&CapacityReport> {
+    match s.detail.as_ref()? {
+        Detail::Search(d) => d.searches.first(),
+        _ => None,
+    }
+}
+
+/// The studio's sections: one per section of rank 0's document.
+pub fn sections(doc: &ResultDoc) -> Vec<StudioSection> {
+    let Some(st) = &doc.studio else {
+        return Vec::new();
+    };
+    doc.sections
+        .iter()
+        .enumerate()
+        .map(|(i, s)| section(st, i, s))
+        .collect()
+}
+
+fn section(st: &Studio, i: usize, s: &Section) -> StudioSection {
+    let n = st.ranks;
+    let hostname = |r: u32| {
+        st.hosts
+            .get(r as usize)
+            .map_or_else(|| format!("rank {r}"), |h| h.host.hostname.clone())
+    };
+    let skew = |r: u32| {
+        st.hosts.get(r as usize).map_or((0.0, 0.0), |h| {
+            (h.start_skew_ms_median, h.start_skew_ms_max)
+        })
+    };
+    let row = |rank: u32, verdict: Option<Verdict>, figures: Vec<(&'static Def, f64)>| {
+        let (skew_ms_median, skew_ms_max) = skew(rank);
+        HostRow {
+            rank,
+            hostname: hostname(rank),
+            verdict,
+            figures,
+            skew_ms_median,
+            skew_ms_max,
+        }
+    };
+    let mut hosts = Vec::new();
+    let words;
+    if let Some(search) = main_search(s) {
+        let unit = if s.workload == "sampler" {
+            "voices"
+        } else {
+            "tracks"
+        };
+        let each = search.play_tracks + search.record_tracks;
+        let cap = &search.capacity;
+        let at_least = if search.limited_by.is_some() {
+            "at least "
+        } else {
+            ""
+        };
+        words = if cap.answer == 0 {
+            format!("{n} workstations: not even 1 {unit} each passed on every one at once")
+        } else {
+            format!(
+                "{n} workstations × {at_least}{each} {unit} = {at_least}{} {unit} at once, with no dropout on any of them ({})",
+                u64::from(n) * u64::from(each),
+                search.label
+            )
+        };
+        // Each host at the answer: the last probe there, the confirmation if there was one.
+        if let Some(p) = cap.probes.iter().rev().find(|p| p.count == cap.answer) {
+            for r in &p.ranks {
+                let figures = HOST_FIGURES
+                    .iter()
+                    .filter_map(|d| r.figures.get(d.name).map(|v| (*d, *v)))
+                    .collect();
+                hosts.push(row(r.rank, Some(r.verdict), figures));
+            }
+        }
+    } else {
+        words = format!("{n} workstations ran it at once; each host's row:");
+        for h in &st.hosts {
+            let Some(hs) = h.sections.get(i) else {
+                continue;
+            };
+            for r in hs.rows.iter().take(1) {
+                let figures = HOST_FIGURES
+                    .iter()
+                    .filter_map(|d| r.get(d).map(|f| (*d, f.spread.median)))
+                    .collect();
+                let verdict = r.label.rsplit(": ").next().and_then(|w| {
+                    [
+                        Verdict::Pass,
+                        Verdict::TooShort,
+                        Verdict::Marginal,
+                        Verdict::Fail,
+                    ]
+                    .into_iter()
+                    .find(|v| v.word() == w)
+                });
+                hosts.push(row(h.rank, verdict, figures));
+            }
+        }
+    }
+    let totals = TOTALS
+        .iter()
+        .filter_map(|d| {
+            let vals: Vec<f64> = hosts
+                .iter()
+                .filter_map(|h| h.figures.iter().find(|f| f.0.name == d.name).map(|f| f.1))
+                .collect();
+            (!vals.is_empty() && vals.len() == hosts.len()).then(|| (*d, vals.iter().sum()))
+        })
+        .collect();
+    StudioSection {
+        title: s.title.clone(),
+        words,
+        hosts,
+        totals,
+    }
+}
+
+/// The studio's first lines: how many workstations, launched how, and what stopped it if
+/// something did.
+pub fn intro(doc: &ResultDoc) -> Option<String> {
+    let st = doc.studio.as_ref()?;
+    let mut s = format!(
+        "Studio: {} workstations on one shared storage ({}), started by {}",
+        st.ranks,
+        doc.target.path.display(),
+        if st.launcher.is_empty() {
+            "an MPI launcher"
+        } else {
+            &st.launcher
+        }
+    );
+    if doc.interrupted {
+        s.push_str("; interrupted");
+        if !st.lost_ranks.is_empty() {
+            let ranks: Vec<String> = st.lost_ranks.iter().map(|r| r.to_string()).collect();
+            s.push_str(&format!(
+                " when rank {} stopped without cleaning up (killed, or its host lost)",
+                ranks.join(", ")
+            ));
+        }
+    }
+    Some(s)
+}
+
+/// A total in words: "19.6 MB/s read".
+pub fn total_words(totals: &[(&'static Def, f64)]) -> String {
+    totals
+        .iter()
+        .map(|(d, v)| format!("{} {}", fmt_figure(*v), d.header))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A host row's column headers (the figures any host has), and each row's cells.
+pub fn table(sec: &StudioSection) -> (Vec<String>, Vec<Vec<String>>) {
+    let defs: Vec<&Def> = HOST_FIGURES
+        .iter()
+        .copied()
+        .filter(|d| {
+            sec.hosts
+                .iter()
+                .any(|h| h.figures.iter().any(|f| f.0.name == d.name))
+        })
+        .collect();
+    let mut header = vec!["rank".to_string(), "host".into(), "verdict".into()];
+    header.extend(defs.iter().map(|d| d.header.to_string()));
+    header.push("start skew ms (median / max)".into());
+    let rows = sec
+        .hosts
+        .iter()
+        .map(|h| {
+            let mut r = vec![
+                h.rank.to_string(),
+                h.hostname.clone(),
+                h.verdict.map_or("-".into(), |v| v.word().to_string()),
+            ];
+            r.extend(defs.iter().map(|d| {
+                h.figures
+                    .iter()
+                    .find(|f| f.0.name == d.name)
+                    .map_or("-".into(), |f| super::shown(d, f.1))
+            }));
+            r.push(format!(
+                "{} / {}",
+                fmt_figure(h.skew_ms_median),
+                fmt_figure(h.skew_ms_max)
+            ));
+            r
+        })
+        .collect();
+    (header, rows)
+}
