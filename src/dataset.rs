@@ -118,7 +118,7 @@ pub fn write_wav(
     dd.ensure_space_replacing(DATA_OFFSET + data_len, &[name])?;
     let (path, id) = dd.register(name, key, DATA_OFFSET + data_len)?;
     // A measured write: the workstations of a studio start it together.
-    ctl.world.start(label, ctl.cancel)?;
+    ctl.world.start("transfer", ctl.cancel)?;
     let out = create_wav(path, id, format, data_len, block, io_settings, label, ctl)?;
     dd.mark_complete(name)?;
     Ok(out)

@@ -151,6 +151,14 @@ pub enum Finding {
         way: Way,
         limited_by: Option<SearchLimit>,
     },
+    /// A shared-storage model's answer for the studio: every workstation as busy as the one
+    /// simulated.
+    SharedStorage {
+        clients: u32,
+        tracks_each: f64,
+        /// Each workstation's own link, not its share of the storage, is what caps it.
+        link_bound: bool,
+    },
     /// What a serial butler leaves to a parallel one.
     SerialLeaves {
         queue_depth: u32,

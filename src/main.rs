@@ -321,16 +321,20 @@ fn run_command(cli: Cli, ctx: &Ctx<'_>) -> Result<ExitCode> {
         Command::Sweep(a) => classic("sweep", &a.path, &a.common, &a.io, Box::new(a.workload()?)),
         Command::Play(a) => {
             let format = a.common.settings(None)?.format;
-            let w =
-                a.stream
-                    .workload(StreamKind::Play, format, a.tracks, 0, RecordOpts::default())?;
+            let (rank, size) = (ctx.world.rank(), ctx.world.size());
+            let kind = cli::role(a.roles.as_deref(), rank, size, StreamKind::Play)?;
+            let (p, r) = role_counts(kind, a.tracks);
+            let w = a
+                .stream
+                .workload(kind, format, p, r, RecordOpts::default())?;
             streaming("play", &a.path, &a.common, w)
         }
         Command::Record(a) => {
             let format = a.common.settings(None)?.format;
-            let w = a
-                .stream
-                .workload(StreamKind::Record, format, 0, a.tracks, a.rec)?;
+            let (rank, size) = (ctx.world.rank(), ctx.world.size());
+            let kind = cli::role(a.roles.as_deref(), rank, size, StreamKind::Record)?;
+            let (p, r) = role_counts(kind, a.tracks);
+            let w = a.stream.workload(kind, format, p, r, a.rec)?;
             streaming("record", &a.path, &a.common, w)
         }
         Command::Hdr(a) => {
@@ -362,6 +366,14 @@ fn run_command(cli: Cli, ctx: &Ctx<'_>) -> Result<ExitCode> {
         Command::Show(a) => show(&a),
         Command::Compare(a) => compare(&a),
         Command::Report(a) => report_cmd(&a),
+    }
+}
+
+/// Playback and record tracks of a rank playing or recording `tracks`.
+fn role_counts(kind: StreamKind, tracks: u32) -> (u32, u32) {
+    match kind {
+        StreamKind::Record => (0, tracks),
+        _ => (tracks, 0),
     }
 }
 

@@ -53,6 +53,16 @@ fn every_schema_versions_documents_load_with_their_detail() {
                     "{}: a search keeps its probes",
                     p.display()
                 ),
+                ("play-find-max-studio.json", _) => {
+                    assert!(
+                        matches!(detail, Some(Detail::Search(d))
+                            if d.searches[0].capacity.probes.iter().all(|p| p.ranks.len() == 3)),
+                        "{}: a studio's probes keep what each rank saw",
+                        p.display()
+                    );
+                    let st = doc.studio.as_ref().expect("a studio run says so");
+                    assert_eq!((st.ranks, st.hosts.len()), (3, 3), "{}", p.display());
+                }
                 (_, "realtime") => assert!(
                     matches!(detail, Some(Detail::RealTime(r)) if r.play.as_ref().is_some_and(|p| p.search.is_some())),
                     "{}: run's searches are kept",
@@ -78,6 +88,17 @@ fn every_schema_versions_documents_render_in_every_format() {
                     p.display(),
                     presenter.name(),
                     s.title
+                );
+            }
+        }
+        if doc.studio.is_some() {
+            for presenter in PRESENTERS.iter().filter(|p| p.name() != "json") {
+                let text = presenter.render(&doc).unwrap();
+                assert!(
+                    text.contains("3 workstations × 48 tracks = 144 tracks at once"),
+                    "{} as {} lacks the studio's answer",
+                    p.display(),
+                    presenter.name()
                 );
             }
         }

@@ -328,7 +328,8 @@ pub struct StreamOpts {
     #[arg(long)]
     pub stagger: bool,
     /// Run in virtual time against a device model instead of the disk: hdd-7200, hdd-5400,
-    /// sata-ssd, nvme, or bw=SIZE,iops=N,lat=TIME,rpm=N,seek=TIME,stall=AT+LEN
+    /// sata-ssd, nvme, or bw=SIZE,iops=N,lat=TIME,rpm=N,seek=TIME,stall=AT+LEN; shared storage
+    /// serving many workstations: nas:bw=SIZE,link=SIZE|10Gbit,clients=N
     #[arg(long, value_name = "MODEL")]
     pub device_model: Option<String>,
     /// Search the largest track count that passes (exponential steps, bisection to 2%, confirmation)
@@ -354,6 +355,10 @@ pub struct PlayArgs {
     /// Playback tracks (one mono file each at the default format)
     #[arg(long, default_value_t = 32)]
     pub tracks: u32,
+    /// A studio run (under mpirun): which workstations play and which record, in rank order,
+    /// e.g. play:3,record:1; each plays or records --tracks (with --find-max, the searched count)
+    #[arg(long, value_name = "ROLES")]
+    pub roles: Option<String>,
     #[command(flatten)]
     pub stream: StreamOpts,
     #[command(flatten)]
@@ -367,6 +372,10 @@ pub struct RecordArgs {
     /// Record tracks (one file each)
     #[arg(long, default_value_t = 16)]
     pub tracks: u32,
+    /// A studio run (under mpirun): which workstations record and which play, in rank order,
+    /// e.g. record:1,play:3; each records or plays --tracks (with --find-max, the searched count)
+    #[arg(long, value_name = "ROLES")]
+    pub roles: Option<String>,
     #[command(flatten)]
     pub rec: RecordOpts,
     #[command(flatten)]
@@ -1313,4 +1322,46 @@ mod tests {
             assert!(msg.contains(names), "{cmd} {flag} {v}: {msg}");
         }
     }
+}
+
+/// This rank's part in a studio run from `--roles` (`play:3,record:1`: ranks 0–2 play, rank 3
+/// records), or `default` without the flag. The counts must add up to the ranks there are.
+pub fn role(
+    roles: Option<&str>,
+    rank: u32,
+    size: u32,
+    default: trackbench::workloads::stream::StreamKind,
+) -> Result<trackbench::workloads::stream::StreamKind> {
+    use trackbench::workloads::stream::StreamKind;
+    let Some(roles) = roles else {
+        return Ok(default);
+    };
+    let mut kinds = Vec::new();
+    for part in roles.split(',') {
+        let (name, n) = part.trim().split_once(':').unwrap_or((part.trim(), "1"));
+        let kind = match name {
+            "play" => StreamKind::Play,
+            "record" => StreamKind::Record,
+            _ => bail!(
+                "invalid roles {roles:?}: {name:?} is no role; each part is play:N or record:N, e.g. play:3,record:1"
+            ),
+        };
+        let n: u32 = n.parse().map_err(|_| {
+            anyhow::anyhow!("invalid roles {roles:?}: {n:?} is not a count of workstations")
+        })?;
+        kinds.extend(std::iter::repeat_n(kind, n as usize));
+    }
+    if kinds.len() != size as usize {
+        bail!(
+            "invalid roles {roles:?}: they name {} workstations, but {size} {} running{}",
+            kinds.len(),
+            if size == 1 { "is" } else { "are" },
+            if size == 1 {
+                " (a studio run starts one rank per workstation: mpirun -np N trackbench …, with a build that has the mpi feature)"
+            } else {
+                ": the counts must add up to mpirun's -np"
+            }
+        );
+    }
+    Ok(kinds[rank as usize])
 }

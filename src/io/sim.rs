@@ -63,6 +63,18 @@ pub struct DeviceModel {
     pub latency_ns: u64,
     pub disk: Option<Disk>,
     pub stall: Option<Stall>,
+    /// Shared storage (`nas:…`): the workstations it serves at once, each as busy as the one
+    /// simulated, so each gets its share of the storage's rate and IOPS. 1 for a local device.
+    #[serde(default = "one_client")]
+    pub clients: u32,
+    /// Shared storage: each workstation's own link to it (bytes per second), which caps that
+    /// workstation whatever the storage has to spare.
+    #[serde(default)]
+    pub link_bytes_per_s: Option<f64>,
+}
+
+fn one_client() -> u32 {
+    1
 }
 
 /// The named models `--device-model` knows, with a line for `--help`.
@@ -80,7 +92,8 @@ pub const MODELS: [(&str, &str); 4] = [
 ];
 
 const MODEL_HELP: &str = "hdd-7200, hdd-5400, sata-ssd, nvme, or key=value pairs: \
-bw=BYTES/s (e.g. 200M), iops=N, lat=TIME, rpm=N, seek=TIME (full stroke), track=TIME, stall=AT+LEN (e.g. 10s+3s)";
+bw=BYTES/s (e.g. 200M), iops=N, lat=TIME, rpm=N, seek=TIME (full stroke), track=TIME, stall=AT+LEN (e.g. 10s+3s); \
+shared storage: nas:bw=BYTES/s,link=BYTES/s (or 10Gbit),clients=N (1 to 100000)[,iops=N,lat=TIME]";
 
 impl DeviceModel {
     /// A named model, or a custom one from `key=value,...`; a name may be followed by overrides.
@@ -94,7 +107,12 @@ impl DeviceModel {
             latency_ns: 0,
             disk: None,
             stall: None,
+            clients: 1,
+            link_bytes_per_s: None,
         };
+        // Shared storage: the keys after "nas:", and a count of clients that must be said.
+        let nas = s.trim_start().strip_prefix("nas:");
+        let s_keys = nas.unwrap_or(s);
         let hdd = |bw: f64, rpm: u32, full: f64, t2t: f64| DeviceModel {
             name: s.to_string(),
             bandwidth_bytes_per_s: Some(bw),
@@ -107,10 +125,12 @@ impl DeviceModel {
                 span_bytes: 2_000_000_000_000,
             }),
             stall: None,
+            clients: 1,
+            link_bytes_per_s: None,
         };
-        for (i, part) in s.split(',').map(str::trim).enumerate() {
+        for (i, part) in s_keys.split(',').map(str::trim).enumerate() {
             match part.split_once('=') {
-                None if i == 0 => {
+                None if i == 0 && nas.is_none() => {
                     m = match part {
                         "hdd-7200" => hdd(160e6, 7200, 18.0, 1.0),
                         "hdd-5400" => hdd(110e6, 5400, 22.0, 1.5),
@@ -143,6 +163,26 @@ impl DeviceModel {
                                 return Err(bad("bw must be above 0".into()));
                             }
                             m.bandwidth_bytes_per_s = Some(b as f64);
+                        }
+                        "clients" | "link" if nas.is_none() => {
+                            return Err(bad(format!(
+                                "{k} describes shared storage: write the model as nas:bw=…,link=…,clients=…"
+                            )));
+                        }
+                        "clients" => {
+                            m.clients = v
+                                .parse()
+                                .ok()
+                                .filter(|c| (1..=100_000).contains(c))
+                                .ok_or_else(|| bad(format!("clients {v:?} must be 1 to 100000")))?
+                        }
+                        "link" => {
+                            let b = link_rate(v).ok_or_else(|| {
+                                bad(format!(
+                                    "link {v:?} is not a rate (e.g. 1G, 118M or 10Gbit)"
+                                ))
+                            })?;
+                            m.link_bytes_per_s = Some(b);
                         }
                         "iops" => match v.parse::<f64>() {
                             Ok(x) if x > 0.0 && x.is_finite() => m.iops = Some(x),
@@ -187,22 +227,72 @@ impl DeviceModel {
         if m.bandwidth_bytes_per_s.is_none() && m.iops.is_none() && m.disk.is_none() {
             return Err(bad("the model needs a limit (bw, iops or a disk)".into()));
         }
+        if nas.is_some() && !s_keys.split(',').any(|p| p.trim().starts_with("clients=")) {
+            return Err(bad("shared storage needs its clients (clients=N)".into()));
+        }
         Ok(m)
+    }
+
+    /// Shared storage whose workstations are each held back by their own link rather than by
+    /// their share of the storage.
+    pub fn link_binds(&self) -> bool {
+        match (self.bandwidth_bytes_per_s, self.link_bytes_per_s) {
+            (Some(b), Some(l)) => l < b / f64::from(self.clients.max(1)),
+            (None, Some(_)) => true,
+            _ => false,
+        }
+    }
+
+    /// What one workstation can count on: its share of the storage (the model's rate and IOPS
+    /// divided among the clients, all as busy as this one, served in turn), capped by its own
+    /// link.
+    fn per_client(&self) -> (Option<f64>, Option<f64>) {
+        let n = f64::from(self.clients.max(1));
+        let share = self.bandwidth_bytes_per_s.map(|b| b / n);
+        let bw = match (share, self.link_bytes_per_s) {
+            (Some(s), Some(l)) => Some(s.min(l)),
+            (s, l) => s.or(l),
+        };
+        (bw, self.iops.map(|i| i / n))
     }
 
     /// How long the device is busy with one request of `len` bytes after a head movement of
     /// `distance` bytes (`None`: sequential, no movement).
     pub fn occupancy_ns(&self, len: u64, distance: Option<u64>) -> u64 {
-        let transfer = self
-            .bandwidth_bytes_per_s
-            .map_or(0.0, |bw| len as f64 / bw * 1e9);
-        let per_op = self.iops.map_or(0.0, |i| 1e9 / i);
+        let (bw, iops) = self.per_client();
+        let transfer = bw.map_or(0.0, |bw| len as f64 / bw * 1e9);
+        let per_op = iops.map_or(0.0, |i| 1e9 / i);
         let mut ns = transfer.max(per_op) as u64;
         if let (Some(d), Some(dist)) = (&self.disk, distance) {
             ns += d.seek_ns(dist) + d.rotation_ns();
         }
         ns
     }
+}
+
+/// A link's rate in bytes per second: a size per second (`1G`, `118M`) or bits (`10Gbit`,
+/// `1Gbit`, `100Mbit`).
+fn link_rate(v: &str) -> Option<f64> {
+    let lower = v.to_ascii_lowercase();
+    let (num, bits) = match lower.strip_suffix("bit") {
+        Some(n) => (n.to_string(), true),
+        None => (v.to_string(), false),
+    };
+    if bits {
+        let (digits, scale) = match num.chars().last()? {
+            'k' => (&num[..num.len() - 1], 1e3),
+            'm' => (&num[..num.len() - 1], 1e6),
+            'g' => (&num[..num.len() - 1], 1e9),
+            't' => (&num[..num.len() - 1], 1e12),
+            _ => (&num[..], 1.0),
+        };
+        let x: f64 = digits.parse().ok()?;
+        return (x > 0.0 && x.is_finite()).then_some(x * scale / 8.0);
+    }
+    crate::units::parse_size("link", &num)
+        .ok()
+        .filter(|&b| b > 0)
+        .map(|b| b as f64)
 }
 
 /// The device: one request in service at a time, first come first served.

@@ -15,7 +15,7 @@ use crate::metrics::{self as m, Def};
 use crate::result::{Detail, ResultDoc, Section, Transfers};
 use crate::stats::Histogram;
 use crate::stream::{StreamOutcome, StreamSpec, Verdict};
-use crate::units::fmt_size;
+use crate::units::{fmt_figure, fmt_size};
 use crate::workloads::realtime::{HDR_ROW, PLAY_ROW, RECORD_ROW};
 use plotters::style::RGBColor;
 use std::fmt::Write;
@@ -148,6 +148,7 @@ pub fn document(doc: &ResultDoc) -> Result<String> {
         p.push("</ul></div>\n");
     }
     p.push("</section>\n");
+    studio(&mut p, doc)?;
     if doc.sections.len() > 1 {
         p.push("<nav><ul>");
         for (i, s) in doc.sections.iter().enumerate() {
@@ -167,6 +168,90 @@ pub fn document(doc: &ResultDoc) -> Result<String> {
         esc(&doc.verification)
     );
     Ok(p.html)
+}
+
+/// A studio run: each section's answer for the studio, each host's row, and a chart of what
+/// each host streamed.
+fn studio(p: &mut Page, doc: &ResultDoc) -> Result<()> {
+    let Some(intro) = super::studio::intro(doc) else {
+        return Ok(());
+    };
+    let _ = writeln!(
+        p.html,
+        "<section id=\"studio\"><h2>The studio</h2>\n<p>{}</p>",
+        esc(&intro)
+    );
+    for sec in super::studio::sections(doc) {
+        let _ = writeln!(
+            p.html,
+            "<h3>{}</h3>\n<p class=\"big\">{}</p>",
+            esc(&sec.title),
+            esc(&sec.words)
+        );
+        if !sec.totals.is_empty() {
+            let _ = writeln!(
+                p.html,
+                "<p>The storage delivered, all hosts together: {}</p>",
+                esc(&super::studio::total_words(&sec.totals))
+            );
+        }
+        if sec.hosts.is_empty() {
+            continue;
+        }
+        let (header, rows) = super::studio::table(&sec);
+        p.push("<table class=\"hosts\"><thead><tr>");
+        for h in &header {
+            let _ = write!(p.html, "<th>{}</th>", esc(h));
+        }
+        p.push("</tr></thead><tbody>");
+        for r in &rows {
+            p.push("<tr>");
+            for c in r {
+                let _ = write!(p.html, "<td>{}</td>", esc(c));
+            }
+            p.push("</tr>");
+        }
+        p.push("</tbody></table>\n");
+        let cats: Vec<String> = sec
+            .hosts
+            .iter()
+            .map(|h| format!("rank {} ({})", h.rank, h.hostname))
+            .collect();
+        let colors = [charts::BLUE, charts::ORANGE, charts::GREEN];
+        let series: Vec<BarSeries> = sec
+            .totals
+            .iter()
+            .filter(|(d, _)| d.unit == "MB/s")
+            .zip(colors)
+            .map(|((d, _), color)| {
+                let values: Vec<f64> = sec
+                    .hosts
+                    .iter()
+                    .map(|h| {
+                        h.figures
+                            .iter()
+                            .find(|f| f.0.name == d.name)
+                            .map_or(0.0, |f| f.1)
+                    })
+                    .collect();
+                BarSeries {
+                    name: d.header.into(),
+                    color,
+                    labels: values.iter().map(|v| fmt_figure(*v)).collect(),
+                    values,
+                }
+            })
+            .collect();
+        if !series.is_empty() {
+            p.chart(
+                "studio",
+                charts::bars(&format!("Each host: {}", sec.title), &cats, "MB/s", &series),
+                "What each workstation streamed from the shared storage (at the studio's answer, for a search)",
+            )?;
+        }
+    }
+    p.push("</section>\n");
+    Ok(())
 }
 
 /// The device or filesystem a result was measured on, in a few words.

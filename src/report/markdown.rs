@@ -95,6 +95,7 @@ pub fn document(doc: &ResultDoc) -> String {
     for w in &doc.warnings {
         let _ = writeln!(o, "> **warning:** {w}\n");
     }
+    studio(&mut o, doc);
     for s in &doc.sections {
         section(&mut o, s);
     }
@@ -105,6 +106,34 @@ pub fn document(doc: &ResultDoc) -> String {
         doc.command.join(" ")
     );
     o
+}
+
+/// A studio run: each section's answer for the studio and a table of its hosts.
+fn studio(o: &mut String, doc: &ResultDoc) {
+    let Some(intro) = super::studio::intro(doc) else {
+        return;
+    };
+    let _ = writeln!(o, "## The studio\n\n{intro}\n");
+    for sec in super::studio::sections(doc) {
+        let _ = writeln!(o, "### {}\n\n**{}**\n", sec.title, sec.words);
+        if !sec.totals.is_empty() {
+            let _ = writeln!(
+                o,
+                "The storage delivered, all hosts together: {}\n",
+                super::studio::total_words(&sec.totals)
+            );
+        }
+        if sec.hosts.is_empty() {
+            continue;
+        }
+        let (header, rows) = super::studio::table(&sec);
+        let _ = writeln!(o, "| {} |", header.join(" | "));
+        let _ = writeln!(o, "|{}", "---|".repeat(header.len()));
+        for r in rows {
+            let _ = writeln!(o, "| {} |", r.join(" | "));
+        }
+        o.push('\n');
+    }
 }
 
 fn section(o: &mut String, s: &Section) {

@@ -38,6 +38,8 @@ const TOTALS: [&Def; 5] = [
 pub struct HostRow {
     pub rank: u32,
     pub hostname: String,
+    /// What this workstation ran (`play`, `record` … : its roles may differ).
+    pub role: String,
     pub verdict: Option<Verdict>,
     pub figures: Vec<(&'static Def, f64)>,
     pub skew_ms_median: f64,
@@ -91,6 +93,11 @@ fn section(st: &Studio, i: usize, s: &Section) -> StudioSection {
         HostRow {
             rank,
             hostname: hostname(rank),
+            role: st
+                .hosts
+                .get(rank as usize)
+                .and_then(|h| h.sections.get(i))
+                .map_or_else(String::new, |s| s.workload.clone()),
             verdict,
             figures,
             skew_ms_median,
@@ -221,18 +228,23 @@ pub fn table(sec: &StudioSection) -> (Vec<String>, Vec<Vec<String>>) {
                 .any(|h| h.figures.iter().any(|f| f.0.name == d.name))
         })
         .collect();
-    let mut header = vec!["rank".to_string(), "host".into(), "verdict".into()];
+    let roles = sec.hosts.iter().any(|h| h.role != sec.hosts[0].role);
+    let mut header = vec!["rank".to_string(), "host".into()];
+    if roles {
+        header.push("role".into());
+    }
+    header.push("verdict".into());
     header.extend(defs.iter().map(|d| d.header.to_string()));
     header.push("start skew ms (median / max)".into());
     let rows = sec
         .hosts
         .iter()
         .map(|h| {
-            let mut r = vec![
-                h.rank.to_string(),
-                h.hostname.clone(),
-                h.verdict.map_or("-".into(), |v| v.word().to_string()),
-            ];
+            let mut r = vec![h.rank.to_string(), h.hostname.clone()];
+            if roles {
+                r.push(h.role.clone());
+            }
+            r.push(h.verdict.map_or("-".into(), |v| v.word().to_string()));
             r.extend(defs.iter().map(|d| {
                 h.figures
                     .iter()

@@ -243,6 +243,23 @@ fn realtime_lines(
 /// The figure a result is known by, in a few words: the real-time answer where there is one,
 /// else the first section's main figure. A search stopped by a limit says "at least".
 pub fn headline(doc: &ResultDoc) -> String {
+    let line = single_headline(doc);
+    match &doc.studio {
+        Some(st) => {
+            let each = super::studio::sections(doc)
+                .into_iter()
+                .find(|s| s.words.contains(" × "))
+                .map(|s| s.words);
+            match each {
+                Some(w) => format!("studio: {w}"),
+                None => format!("studio of {}: {line}", st.ranks),
+            }
+        }
+        None => line,
+    }
+}
+
+fn single_headline(doc: &ResultDoc) -> String {
     const MAIN: [&Def; 6] = [
         &m::TRACKS,
         &m::VOICES,

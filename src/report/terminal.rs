@@ -320,7 +320,7 @@ pub fn studio(doc: &ResultDoc) -> Option<String> {
             for r in rows {
                 t.add_row(r);
             }
-            for c in t.column_iter_mut().skip(3) {
+            for c in t.column_iter_mut().skip(2) {
                 c.set_cell_alignment(CellAlignment::Right);
             }
             out.push_str(&format!("{t}\n"));

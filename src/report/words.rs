@@ -279,6 +279,19 @@ pub fn words(f: &Finding) -> String {
                 100.0 * tracks / naive_tracks.max(f64::MIN_POSITIVE)
             ),
         },
+        Finding::SharedStorage {
+            clients,
+            tracks_each,
+            link_bound,
+        } => format!(
+            "shared storage: {clients} workstations × {tracks_each:.0} tracks = {:.0} tracks at once, each workstation as busy as this one; {}",
+            f64::from(*clients) * tracks_each,
+            if *link_bound {
+                "each is held back by its own link, not by the storage"
+            } else {
+                "the storage's share is what holds each back"
+            }
+        ),
         Finding::SerialLeaves {
             queue_depth,
             serial_tracks,

@@ -281,6 +281,31 @@ mod tests {
     }
 
     #[test]
+    fn shared_storage_gives_each_workstation_its_share_or_its_link() {
+        // 3 workstations on 43.2 MB/s: each carries what 14.4 MB/s does, 100 tracks.
+        let base = spec(1, 0, 16 << 10, 0.4, 60);
+        let found = search(&base, &model("nas:bw=43200000,clients=3"));
+        assert!(found.abs_diff(100) <= 1, "found {found}, expected 100");
+        assert_eq!(found, search(&base, &model("bw=14400000")));
+        // A link of 7.2 MB/s holds each back to 50, however fast the storage.
+        let found = search(&base, &model("nas:bw=1G,link=7200000,clients=4"));
+        assert!(found.abs_diff(50) <= 1, "found {found}, expected 50");
+        // 57.6 Mbit/s is 7.2 MB/s.
+        let m = model("nas:bw=1G,link=57.6Mbit,clients=4");
+        assert_eq!(m.link_bytes_per_s, Some(7.2e6));
+        assert!(m.link_binds());
+        for bad in [
+            "bw=1G,clients=3",
+            "nas:bw=1G",
+            "nas:bw=1G,clients=0",
+            "nas:bw=1G,link=x,clients=2",
+        ] {
+            let e = DeviceModel::parse(bad).unwrap_err().to_string();
+            assert!(e.contains(bad) && e.contains("nas:bw="), "{e}");
+        }
+    }
+
+    #[test]
     fn iops_only_device_carries_iops_times_chunk_over_rate() {
         // 1000 requests/s of 16 KiB: 16,384,000 B/s / 144,000 = 113.8 tracks.
         let m = model("iops=1000");

@@ -95,7 +95,8 @@ impl Env<'_> {
         limits: Limits,
         label: &str,
     ) -> Result<DriveStats> {
-        self.ctl.world.start(label, self.ctl.cancel)?;
+        // One tag for every transfer: ranks in different roles name theirs differently.
+        self.ctl.world.start("transfer", self.ctl.cancel)?;
         self.drive_alone(spans, pattern, buf_len, limits, label)
     }
 

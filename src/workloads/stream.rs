@@ -797,6 +797,13 @@ impl Workload for Streaming {
             });
             if i == 0 {
                 main_answer = cap.answer;
+                if let Some(m) = self.device.as_ref().filter(|m| m.clients > 1) {
+                    out.findings.push(Finding::SharedStorage {
+                        clients: m.clients,
+                        tracks_each: f64::from(p + r),
+                        link_bound: m.link_binds(),
+                    });
+                }
                 self.main_limited_by = limited_by;
                 if let (ButlerMode::Serial, Some(qd)) = (spec.butler, self.compare_parallel)
                     && self.kind != StreamKind::Hdr
