@@ -1042,6 +1042,48 @@ impl SweepArgs {
     }
 }
 
+/// This rank's part in a studio run from `--roles` (`play:3,record:1`: ranks 0–2 play, rank 3
+/// records), or `default` without the flag. The counts must add up to the ranks there are.
+pub fn role(
+    roles: Option<&str>,
+    rank: u32,
+    size: u32,
+    default: trackbench::workloads::stream::StreamKind,
+) -> Result<trackbench::workloads::stream::StreamKind> {
+    use trackbench::workloads::stream::StreamKind;
+    let Some(roles) = roles else {
+        return Ok(default);
+    };
+    let mut kinds = Vec::new();
+    for part in roles.split(',') {
+        let (name, n) = part.trim().split_once(':').unwrap_or((part.trim(), "1"));
+        let kind = match name {
+            "play" => StreamKind::Play,
+            "record" => StreamKind::Record,
+            _ => bail!(
+                "invalid roles {roles:?}: {name:?} is no role; each part is play:N or record:N, e.g. play:3,record:1"
+            ),
+        };
+        let n: u32 = n.parse().map_err(|_| {
+            anyhow::anyhow!("invalid roles {roles:?}: {n:?} is not a count of workstations")
+        })?;
+        kinds.extend(std::iter::repeat_n(kind, n as usize));
+    }
+    if kinds.len() != size as usize {
+        bail!(
+            "invalid roles {roles:?}: they name {} workstations, but {size} {} running{}",
+            kinds.len(),
+            if size == 1 { "is" } else { "are" },
+            if size == 1 {
+                " (a studio run starts one rank per workstation: mpirun -np N trackbench …, with a build that has the mpi feature)"
+            } else {
+                ": the counts must add up to mpirun's -np"
+            }
+        );
+    }
+    Ok(kinds[rank as usize])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1322,46 +1364,26 @@ mod tests {
             assert!(msg.contains(names), "{cmd} {flag} {v}: {msg}");
         }
     }
-}
 
-/// This rank's part in a studio run from `--roles` (`play:3,record:1`: ranks 0–2 play, rank 3
-/// records), or `default` without the flag. The counts must add up to the ranks there are.
-pub fn role(
-    roles: Option<&str>,
-    rank: u32,
-    size: u32,
-    default: trackbench::workloads::stream::StreamKind,
-) -> Result<trackbench::workloads::stream::StreamKind> {
-    use trackbench::workloads::stream::StreamKind;
-    let Some(roles) = roles else {
-        return Ok(default);
-    };
-    let mut kinds = Vec::new();
-    for part in roles.split(',') {
-        let (name, n) = part.trim().split_once(':').unwrap_or((part.trim(), "1"));
-        let kind = match name {
-            "play" => StreamKind::Play,
-            "record" => StreamKind::Record,
-            _ => bail!(
-                "invalid roles {roles:?}: {name:?} is no role; each part is play:N or record:N, e.g. play:3,record:1"
+    #[test]
+    fn roles_name_every_rank_and_add_up_to_the_ranks_there_are() {
+        use trackbench::workloads::stream::StreamKind::{Play, Record};
+        let r = |rank| role(Some("play:2,record:1"), rank, 3, Play).unwrap();
+        assert_eq!([r(0), r(1), r(2)], [Play, Play, Record]);
+        assert_eq!(role(None, 2, 3, Record).unwrap(), Record);
+        for (roles, size, says) in [
+            (
+                "play:2,record:1",
+                4,
+                "they name 3 workstations, but 4 are running",
             ),
-        };
-        let n: u32 = n.parse().map_err(|_| {
-            anyhow::anyhow!("invalid roles {roles:?}: {n:?} is not a count of workstations")
-        })?;
-        kinds.extend(std::iter::repeat_n(kind, n as usize));
+            ("play:1", 2, "add up to mpirun's -np"),
+            ("play:2", 1, "mpirun -np N"),
+            ("mix:3", 3, "\"mix\" is no role"),
+            ("play:x", 1, "not a count"),
+        ] {
+            let e = role(Some(roles), 0, size, Play).unwrap_err().to_string();
+            assert!(e.contains(roles) && e.contains(says), "{e}");
+        }
     }
-    if kinds.len() != size as usize {
-        bail!(
-            "invalid roles {roles:?}: they name {} workstations, but {size} {} running{}",
-            kinds.len(),
-            if size == 1 { "is" } else { "are" },
-            if size == 1 {
-                " (a studio run starts one rank per workstation: mpirun -np N trackbench …, with a build that has the mpi feature)"
-            } else {
-                ": the counts must add up to mpirun's -np"
-            }
-        );
-    }
-    Ok(kinds[rank as usize])
 }
