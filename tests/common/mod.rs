@@ -2,6 +2,8 @@
 //! may require of the machine, and a private PostgreSQL server.
 #![allow(dead_code)]
 
+#[cfg(target_os = "linux")]
+pub mod capped;
 pub mod postgres;
 pub mod webdriver;
 

@@ -1,0 +1,149 @@
+//! The capped-device fixture: a loop device (on a file in a temporary directory, with its own
+//! ext4) whose reads or writes the kernel caps through a cgroup v1 blkio group
+//! (`blkio.throttle.*_bps_device`). Every process a test starts in the group shares the cap, as
+//! a studio's workstations share one NAS. As root a fixture that cannot be built fails the
+//! test; as an ordinary user the test is skipped with the reason printed.
+
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::Command;
+
+pub struct Capped {
+    pub dir: tempfile::TempDir,
+    pub mnt: PathBuf,
+    loop_dev: String,
+    cgroup: PathBuf,
+}
+
+pub fn sh(cmd: &str, args: &[&str]) -> Result<String, String> {
+    let out = Command::new(cmd)
+        .args(args)
+        .output()
+        .map_err(|e| format!("{cmd}: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "{cmd} {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+impl Capped {
+    /// A 3 GiB sparse loop device with ext4, reads and writes capped at `read_bps` / `write_bps`.
+    pub fn new(read_bps: Option<u64>, write_bps: Option<u64>) -> Result<Capped, String> {
+        let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+        let img = dir.path().join("disk.img");
+        std::fs::File::create(&img)
+            .and_then(|f| f.set_len(3 << 30))
+            .map_err(|e| e.to_string())?;
+        let img_s = img.to_str().ok_or("temporary path is not UTF-8")?;
+        let loop_dev = sh("losetup", &["-f", "--show", "--direct-io=on", img_s])?;
+        let mnt = dir.path().join("mnt");
+        let name = loop_dev.trim_start_matches("/dev/").to_string();
+        let cgroup = PathBuf::from(format!(
+            "/sys/fs/cgroup/blkio/trackbench-test-{}-{name}",
+            std::process::id()
+        ));
+        // From here on, Drop undoes what was set up.
+        let c = Capped {
+            dir,
+            mnt,
+            loop_dev,
+            cgroup,
+        };
+        sh("mkfs.ext4", &["-q", "-F", &c.loop_dev])?;
+        std::fs::create_dir(&c.mnt).map_err(|e| e.to_string())?;
+        sh("mount", &[&c.loop_dev, c.mnt.to_str().unwrap()])?;
+        let majmin = std::fs::read_to_string(format!("/sys/block/{name}/dev"))
+            .map_err(|e| format!("{name}: {e}"))?;
+        std::fs::create_dir(&c.cgroup)
+            .map_err(|e| format!("cannot create {}: {e}", c.cgroup.display()))?;
+        for (file, bps) in [
+            ("blkio.throttle.read_bps_device", read_bps),
+            ("blkio.throttle.write_bps_device", write_bps),
+        ] {
+            if let Some(b) = bps {
+                std::fs::write(c.cgroup.join(file), format!("{} {b}", majmin.trim()))
+                    .map_err(|e| format!("{file}: {e}"))?;
+            }
+        }
+        Ok(c)
+    }
+
+    /// trackbench (after `launcher`, e.g. mpirun and its flags) in the capped group, on the loop
+    /// device's filesystem with `args`, writing its document to `json`.
+    pub fn command(&self, launcher: &[&str], args: &[&str], json: &std::path::Path) -> Command {
+        let bin = assert_cmd::cargo::cargo_bin("trackbench");
+        let procs = self.cgroup.join("cgroup.procs");
+        let mut c = Command::new("sh");
+        c.env("XDG_DATA_HOME", super::store_home())
+            .arg("-c")
+            .arg(format!(
+                "echo $$ > '{}' && exec \"$0\" \"$@\"",
+                procs.display()
+            ));
+        match launcher.split_first() {
+            Some((first, rest)) => {
+                c.arg(first).args(rest).arg(&bin);
+            }
+            None => {
+                c.arg(&bin);
+            }
+        }
+        c.args(args)
+            .arg(&self.mnt)
+            .arg("--json")
+            .arg(json)
+            .arg("-q");
+        c
+    }
+
+    /// Runs trackbench inside the capped group on the loop device's filesystem; returns the
+    /// document.
+    pub fn run(&self, args: &[&str]) -> Value {
+        self.run_under(&[], args)
+    }
+
+    /// `run` after a launcher (mpirun …).
+    pub fn run_under(&self, launcher: &[&str], args: &[&str]) -> Value {
+        let json = self.dir.path().join("result.json");
+        let out = self.command(launcher, args, &json).output().expect("runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.success() && !stderr.contains("panicked"),
+            "{args:?} failed: {stderr}\n{}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        eprintln!("{args:?}:\n{}", String::from_utf8_lossy(&out.stdout));
+        let v: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+        std::fs::remove_file(&json).unwrap();
+        assert!(
+            !self.mnt.join("trackbench-data").exists(),
+            "files left behind"
+        );
+        v
+    }
+}
+
+impl Drop for Capped {
+    fn drop(&mut self) {
+        let _ = sh("umount", &[self.mnt.to_str().unwrap_or_default()]);
+        let _ = sh("losetup", &["-d", &self.loop_dev]);
+        let _ = std::fs::remove_dir(&self.cgroup);
+    }
+}
+
+/// The fixture, or None (skip, reason printed) for an ordinary user; as root a failure panics.
+pub fn fixture(read_bps: Option<u64>, write_bps: Option<u64>) -> Option<Capped> {
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    match Capped::new(read_bps, write_bps) {
+        Ok(c) => Some(c),
+        Err(e) if !root => {
+            eprintln!("skipped: a capped loop device needs root ({e})");
+            None
+        }
+        Err(e) => panic!("cannot build the capped-device fixture as root: {e}"),
+    }
+}
