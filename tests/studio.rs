@@ -333,7 +333,7 @@ fn a_killed_rank_stops_the_others_within_two_seconds_and_is_named() {
     };
     let t = d.path().join("target");
     let json = d.path().join("result.json");
-    let mut job = Command::new(&launcher[0])
+    let job = Command::new(&launcher[0])
         .args(&launcher[1..])
         .arg(bin())
         .args(["play", "--tracks", "8", "--duration", "60s", "-q"])
