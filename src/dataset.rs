@@ -119,9 +119,10 @@ pub fn write_wav(
     let (path, id) = dd.register(name, key, DATA_OFFSET + data_len)?;
     // A measured write: the workstations of a studio start it together.
     ctl.world.start("transfer", ctl.cancel)?;
-    let out = create_wav(path, id, format, data_len, block, io_settings, label, ctl)?;
+    let (span, mut stats) = create_wav(path, id, format, data_len, block, io_settings, label, ctl)?;
+    crate::io::driver::stonewall(ctl, &mut stats)?;
     dd.mark_complete(name)?;
-    Ok(out)
+    Ok((span, stats))
 }
 
 fn check_len(format: &Format, data_len: u64) -> Result<u64> {

@@ -68,6 +68,9 @@ defs! {
     LATENCY_US_P999: "latency_us_p999", "µs", "p99.9 ms", MS_FROM_US, Less;
     CPU_PCT: "cpu_pct", "% of a core", "CPU %", PLAIN, Less;
     CPU_S_PER_GB: "cpu_s_per_gb", "CPU s/GB", "CPU s/GB", PLAIN, Less;
+    // A studio's ranks: what each did while all were still running (ior's stonewalling).
+    STONEWALL_MB_PER_S: "stonewall_mb_per_s", "MB/s", "MB/s all running", PLAIN, More;
+    STONEWALL_IOPS: "stonewall_iops", "IOPS", "IOPS all running", PLAIN, More;
     // Seeks and zones.
     ACCESS_MS_MEAN: "access_ms_mean", "ms", "access ms", PLAIN, Less;
     ROTATIONAL_MS: "rotational_ms", "ms", "rotation ms", PLAIN, Neither;

@@ -60,6 +60,43 @@ pub struct DriveStats {
     /// CPU time of the issuing thread (user + system).
     pub cpu_s: f64,
     pub interrupted: bool,
+    /// Bytes and requests done by each [`TIMELINE_STEP`] since the start: what was done by any
+    /// moment, for a studio's stonewalled totals.
+    pub timeline: Vec<(u64, u64)>,
+    /// In a studio: what this rank did while every rank was still running (see
+    /// [`DriveStats::done_by`]).
+    pub stonewall: Option<Stonewall>,
+}
+
+/// In a studio, after a transfer every rank started together: what this rank did while every
+/// rank was still running (ior's stonewalling), so that the studio's total counts only that
+/// time. Alone, nothing to do.
+pub fn stonewall(ctl: &Control<'_>, s: &mut DriveStats) -> Result<()> {
+    if ctl.world.is_alone() {
+        return Ok(());
+    }
+    let all = crate::world::gather(
+        ctl.world,
+        "transfer ended",
+        &s.elapsed.as_secs_f64(),
+        ctl.cancel,
+    )?;
+    let secs = all.into_iter().fold(f64::INFINITY, f64::min);
+    let (bytes, ops) = s.done_by(secs);
+    s.stonewall = Some(Stonewall { secs, bytes, ops });
+    Ok(())
+}
+
+/// The step of a drive's timeline.
+pub const TIMELINE_STEP: Duration = Duration::from_millis(10);
+
+/// What one rank of a studio did in the time all ranks were running (ior's stonewalling): from
+/// the common start to the moment the first rank finished.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Stonewall {
+    pub secs: f64,
+    pub bytes: f64,
+    pub ops: f64,
 }
 
 impl DriveStats {
@@ -73,6 +110,32 @@ impl DriveStats {
     pub fn cpu_pct(&self) -> f64 {
         let s = self.elapsed.as_secs_f64();
         if s > 0.0 { 100.0 * self.cpu_s / s } else { 0.0 }
+    }
+    /// Bytes and requests done by `secs` after the start, from the timeline (linear between
+    /// its steps; all of it from the end on).
+    pub fn done_by(&self, secs: f64) -> (f64, f64) {
+        let total = self.elapsed.as_secs_f64();
+        if secs >= total || self.timeline.is_empty() {
+            return (self.bytes() as f64, self.ops() as f64);
+        }
+        let step = TIMELINE_STEP.as_secs_f64();
+        let at = |i: usize| -> (f64, f64) {
+            if i == 0 {
+                (0.0, 0.0)
+            } else {
+                let (b, o) = self.timeline[(i - 1).min(self.timeline.len() - 1)];
+                (b as f64, o as f64)
+            }
+        };
+        let k = (secs / step).floor().max(0.0) as usize;
+        let frac = secs / step - k as f64;
+        let (b0, o0) = at(k);
+        let (b1, o1) = if k < self.timeline.len() {
+            at(k + 1)
+        } else {
+            (self.bytes() as f64, self.ops() as f64)
+        };
+        (b0 + (b1 - b0) * frac, o0 + (o1 - o0) * frac)
     }
     /// CPU seconds per gigabyte (1e9 bytes) moved.
     pub fn cpu_s_per_gb(&self) -> f64 {
@@ -114,6 +177,7 @@ pub fn drive(
     let mut stopping = false;
     let mut interrupted = false;
     let mut last_completion = start;
+    let mut timeline = Vec::new();
 
     loop {
         while !stopping && in_flight < qd {
@@ -243,6 +307,10 @@ pub fn drive(
             dir.latency.record(now - t);
         }
         last_completion = now;
+        // Entry i holds what was done by (i + 1) steps: each step passed gets the totals so far.
+        while now - start >= TIMELINE_STEP * (timeline.len() as u32 + 1) {
+            timeline.push((read.bytes + write.bytes, read.ops + write.ops));
+        }
         if now - last_progress >= PROGRESS_EVERY {
             last_progress = now;
             ctl.progress.set(match unit {
@@ -260,6 +328,8 @@ pub fn drive(
         elapsed: last_completion - start,
         cpu_s,
         interrupted,
+        timeline,
+        stonewall: None,
     })
 }
 
@@ -332,6 +402,36 @@ mod tests {
                 }
             })
         }
+    }
+
+    #[test]
+    fn what_was_done_by_a_moment_comes_from_the_timeline() {
+        // 10 MB by each 10 ms step, 40 ms in all (the last step partly done).
+        let s = DriveStats {
+            read: DirStats {
+                ops: 40,
+                bytes: 40_000_000,
+                latency: Default::default(),
+            },
+            write: DirStats::default(),
+            elapsed: Duration::from_millis(40),
+            cpu_s: 0.0,
+            interrupted: false,
+            timeline: vec![(10_000_000, 10), (20_000_000, 20), (30_000_000, 30)],
+            stonewall: None,
+        };
+        let near = |secs: f64, bytes: f64, ops: f64| {
+            let (b, o) = s.done_by(secs);
+            assert!(
+                (b - bytes).abs() < 1.0 && (o - ops).abs() < 1e-6,
+                "by {secs}: {b} {o}"
+            );
+        };
+        near(0.0, 0.0, 0.0);
+        near(0.005, 5e6, 5.0);
+        near(0.02, 20e6, 20.0);
+        near(0.035, 35e6, 35.0);
+        near(1.0, 40e6, 40.0);
     }
 
     #[test]

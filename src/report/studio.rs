@@ -9,7 +9,7 @@ use crate::stream::Verdict;
 use crate::units::fmt_figure;
 
 /// The figures a host's row shows, in this order, where the host has them.
-const HOST_FIGURES: [&Def; 11] = [
+const HOST_FIGURES: [&Def; 13] = [
     &m::XRUNS,
     &m::DROPOUTS,
     &m::WORST_HEADROOM_PCT,
@@ -19,17 +19,21 @@ const HOST_FIGURES: [&Def; 11] = [
     &m::STREAMED_MB_PER_S,
     &m::RATE_MB_PER_S,
     &m::IOPS,
+    &m::STONEWALL_MB_PER_S,
+    &m::STONEWALL_IOPS,
     &m::READ_LATENCY_US_P99,
     &m::LATENCY_US_P99,
 ];
 
-/// What the storage delivered in all: these figures add up over the hosts.
+/// What the storage delivered in all: these figures add up over the hosts. A classic
+/// transfer's total is the stonewalled one (while every host was running): after the first host
+/// finished, the others had the storage to fewer.
 const TOTALS: [&Def; 5] = [
     &m::READ_MB_PER_S,
     &m::WRITE_MB_PER_S,
     &m::STREAMED_MB_PER_S,
-    &m::RATE_MB_PER_S,
-    &m::IOPS,
+    &m::STONEWALL_MB_PER_S,
+    &m::STONEWALL_IOPS,
 ];
 
 /// One workstation's row for one section: its verdict (for a search, at the studio's answer)
@@ -69,14 +73,24 @@ pub fn sections(doc: &ResultDoc) -> Vec<StudioSection> {
     let Some(st) = &doc.studio else {
         return Vec::new();
     };
-    doc.sections
-        .iter()
-        .enumerate()
-        .map(|(i, s)| section(st, i, s))
-        .collect()
+    let mut out = Vec::new();
+    for (i, s) in doc.sections.iter().enumerate() {
+        if main_search(s).is_some() || s.rows.len() <= 1 {
+            out.push(section(st, i, s, 0));
+        } else {
+            // A classic section's rows are measurements of their own (write, then read; each
+            // block size): each has its hosts and its total.
+            for k in 0..s.rows.len() {
+                let mut sec = section(st, i, s, k);
+                sec.title = format!("{}: {}", s.title, s.rows[k].label);
+                out.push(sec);
+            }
+        }
+    }
+    out
 }
 
-fn section(st: &Studio, i: usize, s: &Section) -> StudioSection {
+fn section(st: &Studio, i: usize, s: &Section, k: usize) -> StudioSection {
     let n = st.ranks;
     let hostname = |r: u32| {
         st.hosts
@@ -144,7 +158,7 @@ fn section(st: &Studio, i: usize, s: &Section) -> StudioSection {
             let Some(hs) = h.sections.get(i) else {
                 continue;
             };
-            for r in hs.rows.iter().take(1) {
+            for r in hs.rows.iter().skip(k).take(1) {
                 let figures = HOST_FIGURES
                     .iter()
                     .filter_map(|d| r.get(d).map(|f| (*d, f.spread.median)))

@@ -315,12 +315,17 @@ pub fn studio(doc: &ResultDoc) -> Option<String> {
         }
         if !sec.hosts.is_empty() {
             let (header, rows) = super::studio::table(&sec);
+            // Figures are right-aligned; the rank, host, role and verdict read as words.
+            let words = header
+                .iter()
+                .position(|h| h == "verdict")
+                .map_or(2, |p| p + 1);
             let mut t = table();
             t.set_header(header);
             for r in rows {
                 t.add_row(r);
             }
-            for c in t.column_iter_mut().skip(2) {
+            for c in t.column_iter_mut().skip(words) {
                 c.set_cell_alignment(CellAlignment::Right);
             }
             out.push_str(&format!("{t}\n"));

@@ -97,7 +97,9 @@ impl Env<'_> {
     ) -> Result<DriveStats> {
         // One tag for every transfer: ranks in different roles name theirs differently.
         self.ctl.world.start("transfer", self.ctl.cancel)?;
-        self.drive_alone(spans, pattern, buf_len, limits, label)
+        let mut s = self.drive_alone(spans, pattern, buf_len, limits, label)?;
+        crate::io::driver::stonewall(&self.ctl, &mut s)?;
+        Ok(s)
     }
 
     /// [`Env::drive`] without waiting for the other ranks.
@@ -276,6 +278,19 @@ pub fn standard_metrics(s: &DriveStats) -> Vec<Metric> {
         metric(&m::CPU_PCT, s.cpu_pct()),
         metric(&m::CPU_S_PER_GB, s.cpu_s_per_gb()),
     ]
+    .into_iter()
+    .chain(
+        s.stonewall
+            .filter(|w| w.secs > 0.0)
+            .into_iter()
+            .flat_map(|w| {
+                [
+                    metric(&m::STONEWALL_MB_PER_S, w.bytes / w.secs / 1e6),
+                    metric(&m::STONEWALL_IOPS, w.ops / w.secs),
+                ]
+            }),
+    )
+    .collect()
 }
 
 /// Runs a workload `runs` times and gathers the figures. Stops early, marked interrupted, on a
