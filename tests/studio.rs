@@ -14,6 +14,14 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// One test at a time: three ranks already share this machine's two cores, and a search on the
+/// capped device must not compete with another test's ranks for them.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// mpirun and the flags to run `np` ranks on this one machine (as root too), or None (the
 /// test is skipped, or fails where CI requires MPI).
 fn mpirun(np: u32) -> Option<Vec<String>> {
@@ -83,6 +91,7 @@ fn answer_each(v: &Value) -> f64 {
 
 #[test]
 fn a_studio_search_shares_the_capped_storages_bound_and_its_model_agrees() {
+    let _one = one_at_a_time();
     let cap = 21_000_000u64;
     let Some(launcher) = mpirun(3) else {
         return;
@@ -167,6 +176,7 @@ fn a_studio_search_shares_the_capped_storages_bound_and_its_model_agrees() {
 
 #[test]
 fn one_rank_is_a_single_computer() {
+    let _one = one_at_a_time();
     let d = target_dir();
     let Some((ok, stdout, stderr, doc)) =
         studio(1, &["play", "--tracks", "4", "--duration", "2s"], d.path())
@@ -193,6 +203,7 @@ fn one_rank_is_a_single_computer() {
 
 #[test]
 fn every_rank_measures_at_once_in_its_own_directory_and_roles_differ() {
+    let _one = one_at_a_time();
     let d = target_dir();
     let Some((ok, stdout, stderr, doc)) = studio(
         3,
@@ -269,6 +280,7 @@ fn every_rank_measures_at_once_in_its_own_directory_and_roles_differ() {
 
 #[test]
 fn ranks_given_different_settings_refuse_before_writing_anything() {
+    let _one = one_at_a_time();
     let d = target_dir();
     let Some(launcher) = mpirun(1) else {
         return;
@@ -327,6 +339,7 @@ fn alive(pid: i32) -> bool {
 
 #[test]
 fn a_killed_rank_stops_the_others_within_two_seconds_and_is_named() {
+    let _one = one_at_a_time();
     let d = target_dir();
     let Some(launcher) = mpirun(3) else {
         return;

@@ -63,6 +63,23 @@ fn shared_workloads(docs: &[(String, ResultDoc)]) -> Vec<String> {
 /// is 262144 in A, 65536 in B"). Empty when the comparison is fair.
 pub fn unfair_differences(docs: &[(String, ResultDoc)]) -> Vec<String> {
     let mut out = Vec::new();
+    // A studio's figures are each workstation's, with the others streaming beside it: against
+    // one computer alone, or a studio of another size, they answer another question.
+    let workstations: Vec<u32> = docs
+        .iter()
+        .map(|(_, d)| d.studio.as_ref().map_or(1, |s| s.ranks))
+        .collect();
+    if workstations.iter().any(|&n| n != workstations[0]) {
+        let each: Vec<String> = workstations
+            .iter()
+            .zip(docs)
+            .map(|(n, (name, _))| format!("{n} in {name}"))
+            .collect();
+        out.push(format!(
+            "workstations streaming at once: {}",
+            each.join(", ")
+        ));
+    }
     for w in shared_workloads(docs) {
         let per_doc: Vec<Vec<(String, String)>> = docs
             .iter()
@@ -381,6 +398,20 @@ mod tests {
             percents(&[0.0, 5.0], Better::Less),
             [Some(100.0), Some(0.0)]
         );
+    }
+
+    #[test]
+    fn a_studio_and_one_computer_are_named_as_unfair() {
+        let one = doc(262_144, 100.0, 1.0);
+        let mut studio = doc(262_144, 100.0, 1.0);
+        studio.studio = Some(crate::result::Studio {
+            launcher: "mpirun".into(),
+            ranks: 3,
+            hosts: Vec::new(),
+            lost_ranks: Vec::new(),
+        });
+        let d = unfair_differences(&[("A".into(), one), ("B".into(), studio)]);
+        assert_eq!(d, ["workstations streaming at once: 1 in A, 3 in B"]);
     }
 
     #[test]
