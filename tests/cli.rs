@@ -952,6 +952,42 @@ fn a_starved_run_fails_with_its_xruns_named() {
     assert!(!t.path().join("trackbench-data").exists());
 }
 
+/// hdr's curve: every point is an answer, searched to the same 2% as M = 0 (the points after
+/// the first once stopped at a bracket of about 11%: "2797 marginal, 2237 pass, 2517 pass").
+#[test]
+fn every_point_of_the_hdr_curve_is_searched_to_two_percent() {
+    let t = tempfile::tempdir().unwrap();
+    let d = t.path().to_str().unwrap();
+    let v = run_json(
+        t.path(),
+        &[
+            "hdr",
+            d,
+            "--device-model",
+            "sata-ssd",
+            "--find-max",
+            "--no-store",
+        ],
+    );
+    let searches = v["sections"][0]["detail"]["searches"].as_array().unwrap();
+    assert_eq!(searches.len(), 4, "M = 0, N/4, N/2, N");
+    for s in searches {
+        let c = &s["capacity"];
+        let (answer, failing) = (
+            c["answer"].as_f64().unwrap(),
+            c["first_failing"]
+                .as_f64()
+                .expect("a failing count bounds it"),
+        );
+        assert!(c["confirmed"].as_bool().unwrap(), "{s}");
+        assert!(
+            failing - answer <= (0.02 * failing).ceil(),
+            "{}: {answer} passed, {failing} failed: the gap is over 2%",
+            s["label"]
+        );
+    }
+}
+
 #[test]
 fn find_max_on_a_simulated_disk_keeps_every_probe() {
     let t = tempfile::tempdir().unwrap();
