@@ -21,6 +21,54 @@ use common::capped::fixture;
 
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
+/// A fixture leaves nothing behind, even while a process in its group still holds the mount
+/// when the test ends (an interrupted run's cleaner did, and the unmount failed once, leaving an
+/// ext4 on a loop device over a deleted image).
+#[test]
+fn the_fixture_leaves_no_mount_loop_device_or_group_behind() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(c) = fixture(Some(21_000_000), None) else {
+        return;
+    };
+    let (mnt, dev, group, img) = (
+        c.mnt.to_str().unwrap().to_string(),
+        c.loop_dev().to_string(),
+        c.cgroup().to_path_buf(),
+        c.dir.path().join("disk.img").display().to_string(),
+    );
+    // A process in the group with its working directory on the mount, for a second.
+    let procs = group.join("cgroup.procs");
+    let holder = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "echo $$ > '{}' && cd '{mnt}' && sleep 1",
+            procs.display()
+        ))
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    drop(c);
+    let mut holder = holder;
+    let _ = holder.wait();
+    let mounts = std::fs::read_to_string("/proc/mounts").unwrap();
+    assert!(
+        !mounts
+            .lines()
+            .any(|l| l.split(' ').nth(1) == Some(mnt.as_str())),
+        "{mnt} is still mounted"
+    );
+    let backing = std::fs::read_to_string(format!(
+        "/sys/block/{}/loop/backing_file",
+        dev.trim_start_matches("/dev/")
+    ))
+    .unwrap_or_default();
+    assert!(
+        !backing.starts_with(&img),
+        "{dev} still holds the image: {backing}"
+    );
+    assert!(!group.exists(), "{} is left", group.display());
+}
+
 /// The main search's answer in tracks.
 fn answer(v: &Value) -> f64 {
     let s = &v["sections"][0]["detail"]["searches"][0];

@@ -126,11 +126,51 @@ impl Capped {
     }
 }
 
+impl Capped {
+    /// The fixture's cgroup, for tests that check what it leaves.
+    pub fn cgroup(&self) -> &std::path::Path {
+        &self.cgroup
+    }
+
+    /// The loop device, for tests that check what it leaves.
+    pub fn loop_dev(&self) -> &str {
+        &self.loop_dev
+    }
+}
+
+/// Waits up to `secs` for `done`, checking every 50 ms.
+fn wait_for(secs: u64, mut done: impl FnMut() -> bool) -> bool {
+    let start = std::time::Instant::now();
+    while start.elapsed() < std::time::Duration::from_secs(secs) {
+        if done() {
+            return true;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    done()
+}
+
 impl Drop for Capped {
+    /// Leaves no mount, loop device or group, also after a failed test: a process still in the
+    /// group (the cleaner an interrupted run starts) holds the mount until it ends, so the
+    /// unmount waits for it and retries, and unmounts lazily as a last resort.
     fn drop(&mut self) {
-        let _ = sh("umount", &[self.mnt.to_str().unwrap_or_default()]);
-        let _ = sh("losetup", &["-d", &self.loop_dev]);
-        let _ = std::fs::remove_dir(&self.cgroup);
+        let procs = self.cgroup.join("cgroup.procs");
+        wait_for(30, || {
+            std::fs::read_to_string(&procs).map_or(true, |p| p.trim().is_empty())
+        });
+        let mnt = self.mnt.to_str().unwrap_or_default().to_string();
+        let mounted = || {
+            std::fs::read_to_string("/proc/mounts")
+                .is_ok_and(|m| m.lines().any(|l| l.split(' ').nth(1) == Some(mnt.as_str())))
+        };
+        if !wait_for(10, || !mounted() || sh("umount", &[&mnt]).is_ok()) {
+            let _ = sh("umount", &["-l", &mnt]);
+        }
+        wait_for(10, || sh("losetup", &["-d", &self.loop_dev]).is_ok());
+        wait_for(10, || {
+            std::fs::remove_dir(&self.cgroup).is_ok() || !self.cgroup.exists()
+        });
     }
 }
 
