@@ -94,6 +94,9 @@ pub enum Error {
     },
     #[error("the run was interrupted")]
     Interrupted,
+    /// A buffer the run needs could not be allocated.
+    #[error("cannot allocate {} of buffers: refused by the system or by this process's limits (ulimit -v, a control group's memory limit); ask for less (fewer tracks, files or requests in flight, smaller buffers), or use --max-memory to stay below what is there", crate::units::fmt_size(*bytes))]
+    OutOfMemory { bytes: u64 },
     /// The ranks of a studio run could not work together (MPI).
     #[error("the ranks cannot work together: {detail}")]
     World { detail: String },

@@ -64,7 +64,7 @@ impl MemoryBudget {
                 "the --max-memory limit".into()
             } else {
                 format!(
-                    "half of the {} of RAM this process may use",
+                    "half of the {} of memory this process may use (RAM, its control groups' limits and its own address-space limit, ulimit -v)",
                     self.ram.map_or("(unknown)".into(), crate::units::fmt_size)
                 )
             },
@@ -87,10 +87,47 @@ pub fn usable_ram() -> Option<u64> {
     let cgroup = std::fs::read_to_string("/proc/self/cgroup")
         .ok()
         .and_then(|c| cgroup_limit(&c, std::path::Path::new("/sys/fs/cgroup")));
-    match (ram, cgroup) {
-        (Some(r), Some(c)) => Some(r.min(c)),
-        (r, c) => r.or(c),
-    }
+    [ram, cgroup, address_space_room()]
+        .into_iter()
+        .flatten()
+        .min()
+}
+
+/// What this process may still map under its own limits (`ulimit -v`: RLIMIT_AS, and
+/// RLIMIT_DATA), less what it has mapped already; None when neither is set. Beyond it an
+/// allocation fails however much RAM is free: a ring asked for there would abort the run.
+#[cfg(unix)]
+fn address_space_room() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    // Kilobytes in /proc/self/status; unknown (not Linux) counts as nothing mapped yet.
+    let used = |field: &str| -> u64 {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(field))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            .map_or(0, |kb| kb * 1024)
+    };
+    let limit = |res| {
+        let mut r = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit writes the struct it is given.
+        let ok = unsafe { libc::getrlimit(res, &mut r) } == 0;
+        (ok && r.rlim_cur != libc::RLIM_INFINITY).then_some(r.rlim_cur)
+    };
+    [
+        limit(libc::RLIMIT_AS).map(|l| l.saturating_sub(used("VmSize:"))),
+        limit(libc::RLIMIT_DATA).map(|l| l.saturating_sub(used("VmData:"))),
+    ]
+    .into_iter()
+    .flatten()
+    .min()
+}
+
+#[cfg(not(unix))]
+fn address_space_room() -> Option<u64> {
+    None
 }
 
 /// The tightest memory limit of the control groups in `/proc/self/cgroup` (v2 `memory.max`,

@@ -952,6 +952,53 @@ fn a_starved_run_fails_with_its_xruns_named() {
     assert!(!t.path().join("trackbench-data").exists());
 }
 
+/// Under an address-space limit (`ulimit -v`) every workload that would need more refuses as the
+/// memory budget does, saying what to ask for, and leaves nothing: none aborts on a failed
+/// allocation (play once did: "memory allocation of 268435456 bytes failed", exit 134, its lock,
+/// manifest and files left).
+#[cfg(unix)]
+#[test]
+fn every_workload_under_a_tight_address_space_limit_refuses_cleanly() {
+    let t = tempfile::tempdir().unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("trackbench");
+    for args in [
+        "play --tracks 2 --chunk 64M --buffer 1s --duration 1s",
+        "record --tracks 2 --chunk 64M --buffer 1s --duration 1s",
+        "hdr --play 2 --record 2 --chunk 64M --buffer 1s --duration 1s",
+        "sampler --voices 4 --files 20 --lengths 1s..2s --duration 2s --preload 32M",
+        "load --files 20 --lengths 1s..2s --preload 32M",
+        "seq --size 256M --block 32M --qd 16",
+    ] {
+        let out = std::process::Command::new("bash")
+            .arg("-c")
+            .arg(format!(
+                "ulimit -v 400000 && exec '{}' {args} '{}' --no-store -q",
+                bin.display(),
+                t.path().display()
+            ))
+            .env("XDG_DATA_HOME", store_home())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args}: {stderr}");
+        assert!(
+            !stderr.contains("memory allocation of") && !stderr.contains("panicked"),
+            "{args}: {stderr}"
+        );
+        assert!(
+            stderr.contains("ulimit -v")
+                && (stderr.contains("ask for less")
+                    || stderr.contains("use fewer")
+                    || stderr.contains("a smaller")),
+            "{args}: the refusal names the limit and what helps: {stderr}"
+        );
+        assert!(
+            !t.path().join("trackbench-data").exists(),
+            "{args} left its files"
+        );
+    }
+}
+
 /// hdr's curve: every point is an answer, searched to the same 2% as M = 0 (the points after
 /// the first once stopped at a bracket of about 11%: "2797 marginal, 2237 pass, 2517 pass").
 #[test]

@@ -18,20 +18,30 @@ unsafe impl Send for AlignedBuf {}
 unsafe impl Sync for AlignedBuf {}
 
 impl AlignedBuf {
-    /// Allocates `len` bytes (rounded up to a whole page, and at least one page).
+    /// Allocates `len` bytes (rounded up to a whole page, and at least one page). For small
+    /// buffers of a fixed size; a size that comes from the user goes through [`AlignedBuf::try_new`].
     pub fn new(len: usize) -> AlignedBuf {
         let cap = len.max(1).div_ceil(ALIGN) * ALIGN;
         let layout = Layout::from_size_align(cap, ALIGN).expect("page-aligned layout");
+        Self::try_new(len).unwrap_or_else(|_| handle_alloc_error(layout))
+    }
+
+    /// `new`, or an error naming `len` when the allocation is refused (out of memory, or the
+    /// process's own limits such as `ulimit -v`), rather than the abort a failed allocation is.
+    pub fn try_new(len: usize) -> crate::error::Result<AlignedBuf> {
+        let cap = len.max(1).div_ceil(ALIGN) * ALIGN;
+        let refused = || crate::error::Error::OutOfMemory { bytes: cap as u64 };
+        let layout = Layout::from_size_align(cap, ALIGN).map_err(|_| refused())?;
         // SAFETY: layout has non-zero size.
         let p = unsafe { alloc(layout) };
-        let ptr = NonNull::new(p).unwrap_or_else(|| handle_alloc_error(layout));
+        let ptr = NonNull::new(p).ok_or_else(refused)?;
         // Touch every page now, in order: the kernel then tends to back the buffer with physically
         // adjacent pages, which merge into few DMA segments. Left to be faulted in by the first
         // O_DIRECT read, a 1 MiB buffer was split into two device requests here (virtio-blk allows
         // 254 segments) and sequential reads ran at half of fio's rate.
         // SAFETY: the allocation is cap bytes long.
         unsafe { std::ptr::write_bytes(ptr.as_ptr(), 0, cap) };
-        AlignedBuf { ptr, len }
+        Ok(AlignedBuf { ptr, len })
     }
 
     pub fn as_mut_ptr(&mut self) -> *mut u8 {

@@ -60,8 +60,8 @@ impl PoolBackend {
         }
         Ok(PoolBackend {
             bufs: (0..queue_depth.max(1))
-                .map(|_| AlignedBuf::new(buf_len))
-                .collect(),
+                .map(|_| AlignedBuf::try_new(buf_len))
+                .collect::<Result<_>>()?,
             jobs: Some(jobs_tx),
             done: done_rx,
             workers,

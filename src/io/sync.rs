@@ -16,7 +16,7 @@ impl SyncBackend {
     pub fn new(files: &[&File], buf_len: usize) -> Result<SyncBackend> {
         Ok(SyncBackend {
             fds: files.iter().map(|f| raw_file(f)).collect(),
-            buf: AlignedBuf::new(buf_len),
+            buf: AlignedBuf::try_new(buf_len)?,
             done: None,
         })
     }

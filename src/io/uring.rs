@@ -28,8 +28,9 @@ impl UringBackend {
             )
         })?;
         let fds: Vec<RawFd> = files.iter().map(|f| f.as_raw_fd()).collect();
-        let mut bufs: Vec<AlignedBuf> =
-            (0..queue_depth).map(|_| AlignedBuf::new(buf_len)).collect();
+        let mut bufs: Vec<AlignedBuf> = (0..queue_depth)
+            .map(|_| AlignedBuf::try_new(buf_len))
+            .collect::<Result<_>>()?;
         let fixed_files = !fds.is_empty() && ring.submitter().register_files(&fds).is_ok();
         let iovecs: Vec<libc::iovec> = bufs
             .iter_mut()

@@ -241,7 +241,7 @@ pub fn run(
     rings.reserve(
         play.len() + record.len(),
         Ring::capacity_for_bytes(cap, chunk) as usize,
-    );
+    )?;
     let tracks: Vec<Track> = play
         .iter()
         .map(|f| (Direction::Play, f))

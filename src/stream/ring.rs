@@ -248,29 +248,41 @@ impl RingMemory {
     /// Makes sure `count` buffers of `len` bytes are ready, allocating (and touching) the missing
     /// ones on every CPU at once: first-touching gigabytes is the slow part of starting a large
     /// run on a virtual machine, and it is work the CPUs can share.
-    pub fn reserve(&mut self, count: usize, len: usize) {
+    pub fn reserve(&mut self, count: usize, len: usize) -> crate::error::Result<()> {
         self.spare.retain(|b| b.len() == len);
         let missing = count.saturating_sub(self.spare.len());
         if missing == 0 {
-            return;
+            return Ok(());
         }
         let threads = std::thread::available_parallelism()
             .map_or(1, |n| n.get())
             .min(missing);
         let per = missing.div_ceil(threads);
-        let made: Vec<Vec<AlignedBuf>> = std::thread::scope(|s| {
+        let made: Vec<crate::error::Result<Vec<AlignedBuf>>> = std::thread::scope(|s| {
             let handles: Vec<_> = (0..threads)
                 .map(|i| {
                     let n = per.min(missing - (i * per).min(missing));
-                    s.spawn(move || (0..n).map(|_| AlignedBuf::new(len)).collect::<Vec<_>>())
+                    s.spawn(move || {
+                        (0..n)
+                            .map(|_| AlignedBuf::try_new(len))
+                            .collect::<crate::error::Result<Vec<_>>>()
+                    })
                 })
                 .collect();
             handles
                 .into_iter()
-                .map(|h| h.join().unwrap_or_default())
+                .map(|h| h.join().unwrap_or_else(|_| Ok(Vec::new())))
                 .collect()
         });
-        self.spare.extend(made.into_iter().flatten());
+        // What was made stays spare even when some could not be: it is freed with the pool.
+        let mut refused = None;
+        for m in made {
+            match m {
+                Ok(v) => self.spare.extend(v),
+                Err(e) => refused = Some(e),
+            }
+        }
+        refused.map_or(Ok(()), Err)
     }
 
     /// Keeps `buf` for a later ring.
@@ -316,11 +328,11 @@ mod tests {
         assert!(Ring::new(8192, 4096, false).into_memory().is_none());
         // Reserving allocates only what is missing, of the size asked for.
         let mut m = RingMemory::new();
-        m.reserve(5, 8192);
+        m.reserve(5, 8192).unwrap();
         assert_eq!(m.spare_bytes(), 5 * 8192);
-        m.reserve(3, 8192);
+        m.reserve(3, 8192).unwrap();
         assert_eq!(m.spare_bytes(), 5 * 8192);
-        m.reserve(2, 4096);
+        m.reserve(2, 4096).unwrap();
         assert_eq!(m.spare_bytes(), 2 * 4096);
     }
 

@@ -972,16 +972,19 @@ pub fn streams(spec: &StreamSpec) -> u32 {
     spec.play_tracks + spec.butler.queue_depth() as u32
 }
 
-fn voice_tracks(spec: &StreamSpec, rings: Option<&mut super::ring::RingMemory>) -> Vec<Track> {
+fn voice_tracks(
+    spec: &StreamSpec,
+    rings: Option<&mut super::ring::RingMemory>,
+) -> crate::error::Result<Vec<Track>> {
     let cap = spec.ring_bytes();
     let chunk = spec.policy.chunk_bytes;
     let n = streams(spec);
-    match rings {
+    Ok(match rings {
         Some(m) => {
             m.reserve(
                 n as usize,
                 super::ring::Ring::capacity_for_bytes(cap, chunk) as usize,
-            );
+            )?;
             (0..n)
                 .map(|_| Track::voice(super::ring::Ring::from_memory(cap, chunk, m)))
                 .collect()
@@ -989,7 +992,7 @@ fn voice_tracks(spec: &StreamSpec, rings: Option<&mut super::ring::RingMemory>) 
         None => (0..n)
             .map(|_| Track::voice(super::ring::Ring::new(cap, chunk, false)))
             .collect(),
-    }
+    })
 }
 
 /// A sample file a real run streams from.
@@ -1011,7 +1014,7 @@ pub fn run_real(
 ) -> crate::error::Result<SamplerOutcome> {
     use crate::io::{BackendKind, IoSettings};
     spec.validate()?;
-    let tracks = voice_tracks(spec, Some(rings));
+    let tracks = voice_tracks(spec, Some(rings))?;
     let handles: Vec<&std::fs::File> = files.iter().map(|f| f.file).collect();
     let names: Vec<std::path::PathBuf> = files.iter().map(|f| f.path.clone()).collect();
     let cached = !spec.policy.direct;
@@ -1073,7 +1076,7 @@ pub fn simulate(
 ) -> crate::error::Result<SamplerOutcome> {
     use std::rc::Rc;
     spec.validate()?;
-    let tracks = voice_tracks(spec, None);
+    let tracks = voice_tracks(spec, None)?;
     let sizes: Vec<u64> = lib.lens.iter().map(|l| DATA_OFFSET + l).collect();
     let names: Vec<std::path::PathBuf> = (0..sizes.len())
         .map(|i| format!("simulated sample {i}").into())

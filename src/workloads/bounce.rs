@@ -231,7 +231,7 @@ impl Workload for Bounce {
             })
             .collect();
         let registered_out = dd.register_many(&items)?;
-        let mut float = AlignedBuf::new(float_len.div_ceil(4096) as usize * 4096);
+        let mut float = AlignedBuf::try_new(float_len.div_ceil(4096) as usize * 4096)?;
         let mut out = vec![0u8; DATA_OFFSET as usize + out_len as usize];
         ctl.progress.begin(
             "normalise to 24-bit",

@@ -85,7 +85,7 @@ impl Load {
             let handles: Vec<_> = (0..threads.max(1))
                 .map(|_| {
                     s.spawn(|| -> Result<(Duration, Duration, u64, Instant)> {
-                        let mut buf = AlignedBuf::new((DATA_OFFSET + preload) as usize);
+                        let mut buf = AlignedBuf::try_new((DATA_OFFSET + preload) as usize)?;
                         let (mut open, mut read, mut bytes) =
                             (Duration::ZERO, Duration::ZERO, 0u64);
                         loop {

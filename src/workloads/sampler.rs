@@ -131,9 +131,10 @@ impl Sampler {
         let direct = self.profile.policy.direct;
         let format = self.format;
         let ram = lens.iter().map(|&l| preload.min(l)).sum::<u64>();
+        // The instrument load reads into one buffer with a --preload slot per sample.
         env.memory.check(
             &format!("the preloads of {} samples", lens.len()),
-            ram,
+            ram.max(lens.len() as u64 * preload),
             "fewer samples (--files) or a smaller --preload",
         )?;
         let (dd, ctl) = env.data_dir("sampler (it lays out its sample library)")?;
@@ -147,7 +148,7 @@ impl Sampler {
         // The instrument load: the start of every sample into RAM, as the sampler does when a
         // template opens, read and checked.
         let started = Instant::now();
-        let mut buf = AlignedBuf::new((lens.len() as u64 * preload) as usize);
+        let mut buf = AlignedBuf::try_new((lens.len() as u64 * preload) as usize)?;
         ctl.progress.begin(
             "instrument load (preloads)",
             ram,
