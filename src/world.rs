@@ -2,14 +2,12 @@
 //! started by an MPI launcher, each a workstation on one shared storage. Rank 0 decides and every
 //! rank obeys: the workloads only meet the world through two points — every rank starts its clock
 //! together ([`World::start`]) and a search's probe has one verdict, the worst over the ranks
-//! ([`shared_probe`]). The session runner does the rest (the plan's agreement, the gather).
+//! ([`crate::capacity::find_max_shared`]). The session runner does the rest (the plan's agreement, the gather).
 
 #[cfg(feature = "mpi")]
 pub mod mpi;
 
-use crate::capacity::{ProbeResult, RankFigures};
 use crate::error::{Error, Result};
-use crate::stream::Verdict;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::AtomicBool;
@@ -276,160 +274,9 @@ pub fn least(world: &dyn World, value: f64, cancel: &AtomicBool) -> Result<f64> 
         .fold(f64::INFINITY, f64::min))
 }
 
-/// What a rank says of its probe.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-enum RankProbe {
-    Ran(SharedResult),
-    Interrupted,
-    Failed(String),
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-struct SharedResult {
-    verdict: Verdict,
-    worst_headroom_pct: f64,
-    xruns: u64,
-    estimate: Option<f64>,
-    figures: std::collections::BTreeMap<String, f64>,
-}
-
-/// One probe of a search, run by every rank at once: the ranks meet before it (so files are laid
-/// out and rings prefilled together, and the clocks start together inside the run), and its
-/// verdict is the worst over the ranks — one xrun on one workstation fails the studio. A rank
-/// that failed makes every rank fail with its error; one that was interrupted stops them all
-/// (`Ok(None)`). Alone, the probe runs as it is.
-pub fn shared_probe(
-    world: &dyn World,
-    cancel: &AtomicBool,
-    probe: impl FnOnce() -> Result<Option<ProbeResult>>,
-) -> Result<Option<ProbeResult>> {
-    if world.is_alone() {
-        return probe();
-    }
-    match world.barrier("probe", cancel) {
-        Err(Error::Interrupted) => return Ok(None),
-        r => r?,
-    }
-    let mine = match probe() {
-        Ok(Some(r)) => RankProbe::Ran(SharedResult {
-            verdict: r.verdict,
-            worst_headroom_pct: r.worst_headroom_pct,
-            xruns: r.xruns,
-            estimate: r.estimate,
-            figures: r.figures,
-        }),
-        Ok(None) | Err(Error::Interrupted) => RankProbe::Interrupted,
-        Err(e) => RankProbe::Failed(e.to_string()),
-    };
-    let all = match gather(world, "probe verdict", &mine, cancel) {
-        Err(Error::Interrupted) => return Ok(None),
-        r => r?,
-    };
-    combine(&all)
-}
-
-/// The studio's verdict from every rank's: the worst verdict, the lowest headroom, every xrun,
-/// and the least estimate (each workstation gets its share of the storage: the tightest share
-/// is what every one of them can count on).
-fn combine(all: &[RankProbe]) -> Result<Option<ProbeResult>> {
-    if let Some((rank, msg)) = all.iter().enumerate().find_map(|(i, p)| match p {
-        RankProbe::Failed(m) => Some((i, m)),
-        _ => None,
-    }) {
-        return Err(Error::RankFailed {
-            rank: rank as u32,
-            detail: msg.clone(),
-        });
-    }
-    let ran: Vec<&SharedResult> = all
-        .iter()
-        .filter_map(|p| match p {
-            RankProbe::Ran(r) => Some(r),
-            _ => None,
-        })
-        .collect();
-    if ran.len() < all.len() || ran.is_empty() {
-        return Ok(None);
-    }
-    let estimates: Vec<f64> = ran.iter().filter_map(|r| r.estimate).collect();
-    Ok(Some(ProbeResult {
-        verdict: ran.iter().map(|r| r.verdict).max().unwrap_or(Verdict::Fail),
-        worst_headroom_pct: ran
-            .iter()
-            .map(|r| r.worst_headroom_pct)
-            .fold(f64::INFINITY, f64::min),
-        xruns: ran.iter().map(|r| r.xruns).sum(),
-        // Only when every rank could tell: one rank's silence says nothing of its share.
-        estimate: (estimates.len() == ran.len())
-            .then(|| estimates.into_iter().fold(f64::INFINITY, f64::min)),
-        figures: Default::default(),
-        ranks: ran
-            .iter()
-            .enumerate()
-            .map(|(rank, r)| RankFigures {
-                rank: rank as u32,
-                verdict: r.verdict,
-                figures: r.figures.clone(),
-            })
-            .collect(),
-    }))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn ran(v: Verdict, headroom: f64, xruns: u64, est: Option<f64>) -> RankProbe {
-        RankProbe::Ran(SharedResult {
-            verdict: v,
-            worst_headroom_pct: headroom,
-            xruns,
-            estimate: est,
-            figures: Default::default(),
-        })
-    }
-
-    #[test]
-    fn the_studio_verdict_is_the_worst_of_its_workstations() {
-        let r = combine(&[
-            ran(Verdict::Pass, 40.0, 0, Some(120.0)),
-            ran(Verdict::Fail, 0.0, 3, Some(90.0)),
-            ran(Verdict::Marginal, 12.0, 0, Some(100.0)),
-        ])
-        .unwrap()
-        .unwrap();
-        assert_eq!(r.verdict, Verdict::Fail);
-        assert_eq!(r.xruns, 3);
-        assert_eq!(r.worst_headroom_pct, 0.0);
-        assert_eq!(r.estimate, Some(90.0));
-        let r = combine(&[
-            ran(Verdict::Pass, 40.0, 0, Some(120.0)),
-            ran(Verdict::TooShort, 30.0, 0, None),
-        ])
-        .unwrap()
-        .unwrap();
-        assert_eq!(r.verdict, Verdict::TooShort);
-        assert_eq!(r.estimate, None, "one rank could not tell");
-    }
-
-    #[test]
-    fn one_interrupted_rank_stops_the_search_and_one_failed_rank_fails_it() {
-        assert!(
-            combine(&[ran(Verdict::Pass, 40.0, 0, None), RankProbe::Interrupted])
-                .unwrap()
-                .is_none()
-        );
-        let e = combine(&[
-            ran(Verdict::Pass, 40.0, 0, None),
-            RankProbe::Interrupted,
-            RankProbe::Failed("no space left".into()),
-        ])
-        .unwrap_err();
-        assert!(
-            e.to_string().contains("rank 2") && e.to_string().contains("no space left"),
-            "{e}"
-        );
-    }
 
     #[test]
     fn alone_every_operation_is_immediate() {
@@ -437,7 +284,5 @@ mod tests {
         assert_eq!(Alone.all_gather(b"x", &c).unwrap(), vec![b"x".to_vec()]);
         Alone.barrier("x", &c).unwrap();
         assert_eq!(least(&Alone, 7.0, &c).unwrap(), 7.0);
-        let r = shared_probe(&Alone, &c, || Ok(None)).unwrap();
-        assert!(r.is_none());
     }
 }
