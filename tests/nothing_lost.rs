@@ -455,7 +455,7 @@ fn a_memory_limited_group_is_the_budget_not_the_machines_ram() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(
-        err.contains("would pin 800M") && err.contains("1G of RAM"),
+        err.contains("would pin 800M") && err.contains("1G of memory this process may use"),
         "{err}"
     );
     assert!(!t.path().join("trackbench-data").exists());
