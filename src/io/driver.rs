@@ -177,7 +177,9 @@ pub fn drive(
     let mut stopping = false;
     let mut interrupted = false;
     let mut last_completion = start;
+    // Only a studio's ranks need the timeline (for their stonewalled totals).
     let mut timeline = Vec::new();
+    let mut next_mark = (!ctl.world.is_alone()).then(|| start + TIMELINE_STEP);
 
     loop {
         while !stopping && in_flight < qd {
@@ -308,8 +310,11 @@ pub fn drive(
         }
         last_completion = now;
         // Entry i holds what was done by (i + 1) steps: each step passed gets the totals so far.
-        while now - start >= TIMELINE_STEP * (timeline.len() as u32 + 1) {
-            timeline.push((read.bytes + write.bytes, read.ops + write.ops));
+        if let Some(mark) = next_mark.as_mut() {
+            while now >= *mark {
+                timeline.push((read.bytes + write.bytes, read.ops + write.ops));
+                *mark += TIMELINE_STEP;
+            }
         }
         if now - last_progress >= PROGRESS_EVERY {
             last_progress = now;
