@@ -129,6 +129,7 @@ pub fn run(plan: Plan, world: &dyn World, cancel: &AtomicBool, sink: &dyn Sink) 
     });
     sink.started(&doc);
     let mut failure = None;
+    let mut sequential = crate::workloads::Sequential::default();
     for mut w in plan.workloads {
         if cancel.load(Ordering::Relaxed) {
             doc.interrupted = true;
@@ -145,6 +146,7 @@ pub fn run(plan: Plan, world: &dyn World, cancel: &AtomicBool, sink: &dyn Sink) 
                 progress: sink.progress(),
                 world,
             },
+            sequential,
         };
         let mine = run_repeated(w.as_mut(), &mut env, plan.runs);
         let ended = match &mine {
@@ -165,6 +167,9 @@ pub fn run(plan: Plan, world: &dyn World, cancel: &AtomicBool, sink: &dyn Sink) 
             }
         };
         if let Some(section) = measured {
+            if let Some(s) = crate::workloads::Sequential::of(&section) {
+                sequential = s;
+            }
             sink.section(&section);
             doc.push(section);
         }

@@ -320,7 +320,19 @@ fn headline_chart(p: &mut Page, doc: &ResultDoc) -> Result<()> {
             values: real,
         },
         BarSeries {
-            name: "naive (sequential MB/s ÷ per-stream rate)".into(),
+            // Named by its one measurement where the result holds it (a suite's seq).
+            name: match doc
+                .sections
+                .iter()
+                .find_map(crate::workloads::Sequential::of)
+                .and_then(|s| s.read)
+            {
+                Some(r) => format!(
+                    "naive (sequential read, {} MB/s, ÷ per-stream rate)",
+                    crate::units::fmt_figure(r / 1e6)
+                ),
+                None => "naive (sequential MB/s ÷ per-stream rate)".into(),
+            },
             color: charts::GREY,
             labels: labels(&naive),
             values: naive,

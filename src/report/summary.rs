@@ -268,7 +268,19 @@ fn single_headline(doc: &ResultDoc) -> String {
         &m::RATE_MB_PER_S,
         &m::IOPS,
     ];
-    for s in &doc.sections {
+    // Sections with a count of tracks or voices first: a suite's sequential transfer runs
+    // before its real-time answer, which is still what the result is known by.
+    let counts = |s: &&Section| {
+        s.rows
+            .iter()
+            .any(|r| r.get(&m::TRACKS).is_some() || r.get(&m::VOICES).is_some())
+    };
+    let ordered = doc
+        .sections
+        .iter()
+        .filter(counts)
+        .chain(doc.sections.iter().filter(|s| !counts(s)));
+    for s in ordered {
         for row in &s.rows {
             if let Some((def, f)) = MAIN.iter().find_map(|d| row.get(d).map(|f| (*d, f))) {
                 let what = if s.workload == "realtime" || row.label.starts_with(&s.workload) {

@@ -346,7 +346,7 @@ impl<C: Connection> Store for SqlStore<C> {
                 COALESCE(r.device_model, r.device_name, r.mount_source, ''),
                 (SELECT {join_agg}(s.workload, ',' ORDER BY s.position) FROM sections s
                     WHERE s.result_id = r.id),
-                r.headline, r.interrupted
+                r.headline, r.interrupted, r.document
              FROM results r
              WHERE (CAST($1 AS TEXT) IS NULL OR lower(r.target_path) LIKE lower($1))
                AND (CAST($2 AS TEXT) IS NULL OR lower(r.device_name) LIKE lower($2)
@@ -378,9 +378,18 @@ impl<C: Connection> Store for SqlStore<C> {
                     Kind::Text,
                     Kind::Text,
                     Kind::Bool,
+                    Kind::Text,
                 ],
             )
             .map_err(|e| self.err(e))?;
+        // The headline as this build words it, from the stored document: a result saved by an
+        // earlier build (before a search stopped at a limit said "at least") reads as a new one
+        // would. The saved column stands where the document cannot be read back.
+        let headline = |saved: String, doc: String| {
+            serde_json::from_str::<ResultDoc>(&doc)
+                .map(|d| crate::report::summary::headline(&d))
+                .unwrap_or(saved)
+        };
         Ok(rows
             .into_iter()
             .map(|r| Stored {
@@ -392,7 +401,7 @@ impl<C: Connection> Store for SqlStore<C> {
                     .filter(|w| !w.is_empty())
                     .map(|w| w.split(',').map(str::to_string).collect())
                     .unwrap_or_default(),
-                headline: r[5].text(),
+                headline: headline(r[5].text(), r[7].text()),
                 interrupted: r[6].bool(),
             })
             .collect())

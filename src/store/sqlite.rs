@@ -233,4 +233,39 @@ mod tests {
         let e = open(t.path()).err().unwrap().to_string();
         assert!(e.contains("is a directory"), "{e}");
     }
+
+    /// A run saved by an earlier build, whose search stopped at the suite's limit, reads
+    /// "at least" in `history` as a new one does: the headline comes from its document.
+    #[test]
+    fn history_words_an_earlier_builds_result_as_this_build_does() {
+        let t = tempfile::tempdir().unwrap();
+        let mut s = open(&t.path().join("results.sqlite")).unwrap();
+        let fixture = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/schema-5/run.json"
+        );
+        let doc: ResultDoc =
+            serde_json::from_str(&std::fs::read_to_string(fixture).unwrap()).unwrap();
+        let id = s.save(&doc).unwrap();
+        // What the build that saved it wrote, before a limit said "at least".
+        s.conn
+            .execute(
+                "UPDATE results SET headline = 'playback: 1000 tracks' WHERE id = $1",
+                &[id.into()],
+            )
+            .unwrap();
+        let listed = s.history(&Filter::default()).unwrap();
+        assert_eq!(listed[0].headline, "playback: at least 1000 tracks");
+        // A document that cannot be read back keeps the saved words.
+        s.conn
+            .execute(
+                "UPDATE results SET document = '{' WHERE id = $1",
+                &[id.into()],
+            )
+            .unwrap();
+        assert_eq!(
+            s.history(&Filter::default()).unwrap()[0].headline,
+            "playback: 1000 tracks"
+        );
+    }
 }

@@ -42,6 +42,36 @@ pub struct Env<'a> {
     /// What the run may pin in buffers and rings.
     pub memory: crate::memory::MemoryBudget,
     pub ctl: Control<'a>,
+    /// A sequential transfer this session already measured (the suite's `seq`, which runs
+    /// first): later workloads take their naive count from it instead of a transfer of their
+    /// own, so that a result has one naive count, from one measurement.
+    pub sequential: Sequential,
+}
+
+/// Bytes per second of a sequential transfer measured earlier in the session, each way.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Sequential {
+    pub read: Option<f64>,
+    pub write: Option<f64>,
+}
+
+impl Sequential {
+    /// What a `seq` section measured (the median of its runs), if `s` is one.
+    pub fn of(s: &Section) -> Option<Sequential> {
+        if s.workload != "seq" {
+            return None;
+        }
+        let rate = |row: &str| {
+            s.row(row)
+                .and_then(|r| r.get(&m::RATE_MB_PER_S))
+                .map(|f| f.spread.median * 1e6)
+                .filter(|r| *r > 0.0)
+        };
+        Some(Sequential {
+            read: rate("read"),
+            write: rate("write"),
+        })
+    }
 }
 
 impl Env<'_> {

@@ -286,20 +286,32 @@ impl Sampler {
                 s.drop_cached()?;
             }
         }
-        let span = env.span(256 << 20)?;
-        let mut p =
-            super::patterns::Sequential::new(OpKind::Read, 0, span.start, span.end, 1 << 20, true);
-        let s = env.drive(
-            &[&span],
-            &mut p,
-            1 << 20,
-            crate::io::driver::Limits {
-                duration: Some(Duration::from_secs(1)),
-                bytes: None,
-            },
-            "sequential read rate",
-        )?;
-        let seq = crate::units::mb_per_s(s.bytes(), s.elapsed) * 1e6;
+        // The session's sequential measurement, when it has one: one naive count.
+        let seq = match env.sequential.read {
+            Some(r) => r,
+            None => {
+                let span = env.span(256 << 20)?;
+                let mut p = super::patterns::Sequential::new(
+                    OpKind::Read,
+                    0,
+                    span.start,
+                    span.end,
+                    1 << 20,
+                    true,
+                );
+                let s = env.drive(
+                    &[&span],
+                    &mut p,
+                    1 << 20,
+                    crate::io::driver::Limits {
+                        duration: Some(Duration::from_secs(1)),
+                        bytes: None,
+                    },
+                    "sequential read rate",
+                )?;
+                crate::units::mb_per_s(s.bytes(), s.elapsed) * 1e6
+            }
+        };
         Ok(GuessRates {
             // Scattered reads faster than a sequential one came from a cache.
             round_robin_read: if rr > seq { seq } else { rr },

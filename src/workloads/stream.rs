@@ -285,6 +285,14 @@ impl Streaming {
             None => serial,
         };
         let seq_rate = |env: &mut Env<'_>, kind: OpKind| -> Result<f64> {
+            // The session's sequential measurement, when it has one: one naive count.
+            let measured = match kind {
+                OpKind::Read => env.sequential.read,
+                _ => env.sequential.write,
+            };
+            if let Some(r) = measured {
+                return Ok(r);
+            }
             let mut p = Sequential::new(kind, 0, span.start, span.end, 1 << 20, true);
             let label = if kind == OpKind::Read {
                 "sequential read rate"
