@@ -109,6 +109,12 @@ pub struct CapacityReport {
     pub butler: String,
     pub play_tracks: u32,
     pub record_tracks: u32,
+    /// The audio period and the ring margin its probes were judged by (a program's profile
+    /// brings its program's; None in documents from before they could differ by search).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub period_frames: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub margin_pct: Option<f64>,
     /// What stopped the search short of a failing count, if anything did.
     #[serde(default)]
     pub limited_by: Option<SearchLimit>,

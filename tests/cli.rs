@@ -1142,6 +1142,13 @@ fn find_max_on_a_simulated_disk_keeps_every_probe() {
         .map(|r| r["label"].as_str().unwrap().to_string())
         .collect();
     assert_eq!(labels, ["ardour-medium · serial", "trackbench · serial"]);
+    // Ardour's profile is judged as Ardour fails (1024-frame periods, a ring dry), the default
+    // engine beside it by trackbench's own period and margin.
+    let searches = &v["sections"][0]["detail"]["searches"];
+    assert_eq!(searches[0]["period_frames"], 1024);
+    assert_eq!(searches[0]["margin_pct"], 0.0);
+    assert_eq!(searches[1]["period_frames"], 256);
+    assert_eq!(searches[1]["margin_pct"], 20.0);
     assert!(
         v["sections"][0]["settings"]["profile_source"]
             .as_str()

@@ -311,9 +311,10 @@ pub struct StreamOpts {
     /// Ring slot and I/O size [default: the profile's]
     #[arg(long, value_name = "SIZE")]
     pub chunk: Option<String>,
-    /// Frames per audio period (the tick)
-    #[arg(long, default_value_t = 256, value_name = "FRAMES")]
-    pub period: u32,
+    /// Frames per audio period (the tick) [default: 256, or the program's own for its profile:
+    /// 1024 for Ardour's]
+    #[arg(long, value_name = "FRAMES")]
+    pub period: Option<u32>,
     /// serial (one I/O at a time, like most DAWs) or parallel:QD (QD in flight: io_uring on
     /// Linux, a pool of I/O threads elsewhere)
     #[arg(long, default_value = "serial")]
@@ -321,9 +322,10 @@ pub struct StreamOpts {
     /// Length of each run [default: 10 s, or longer where the rings need it; with --find-max, as long as a probe needs to tell: one ring plus four refill cycles (simulated: 120 s or 40 rings)]
     #[arg(long)]
     pub duration: Option<String>,
-    /// A ring below this share of its capacity makes the run marginal
-    #[arg(long, default_value = "20%")]
-    pub margin: String,
+    /// A ring below this share of its capacity makes the run marginal [default: 20%; 0 for a
+    /// program's profile (Ardour's): the program drops out only when a ring runs dry]
+    #[arg(long)]
+    pub margin: Option<String>,
     /// Spread the tracks' starts over one chunk instead of starting them in phase
     #[arg(long)]
     pub stagger: bool,
@@ -432,7 +434,14 @@ impl StreamOpts {
         if let Some(b) = &self.buffer {
             policy = policy.with_buffer(duration("buffer", b)?.as_secs_f64());
         }
-        let margin = parse_pct("margin", &self.margin)?;
+        let margin = match &self.margin {
+            Some(m) => parse_pct("margin", m)?,
+            None => policy.margin.unwrap_or(trackbench::stream::DEFAULT_MARGIN),
+        };
+        let period = self
+            .period
+            .or(policy.period_frames)
+            .unwrap_or(trackbench::stream::DEFAULT_PERIOD);
         let dur = self
             .duration
             .as_deref()
@@ -471,7 +480,7 @@ impl StreamOpts {
             format,
             play_tracks: play,
             record_tracks: record,
-            period_frames: self.period,
+            period_frames: period,
             duration_ns: dur.map_or(1_000_000_000, |d| d.as_nanos() as u64),
             margin,
             policy,

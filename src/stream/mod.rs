@@ -511,6 +511,13 @@ impl StreamOutcome {
 /// run on a shared virtual disk (-3.5..-0.5% measured at 65..100% of the answer).
 pub const SHORTFALL_LIMIT_PCT: f64 = 2.0;
 
+/// trackbench's own margin: a ring below this share of its capacity makes a run marginal (a
+/// program's profile may say its program tolerates less: `Policy::margin`).
+pub const DEFAULT_MARGIN: f64 = 0.2;
+
+/// trackbench's own audio period in frames, where a profile names none of its program's.
+pub const DEFAULT_PERIOD: u32 = 256;
+
 /// A pass needs the butler idle at least this share of the steady part of the run: positive
 /// evidence of spare capacity. A device asked for more than it delivers keeps a butler busy
 /// without a break once the first ring has played, however large the rings (which may take

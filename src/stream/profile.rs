@@ -45,6 +45,20 @@ pub struct Policy {
     pub pass_streams: Option<u32>,
     /// O_DIRECT; false reads through the page cache (and the kernel's read-ahead).
     pub direct: bool,
+    /// A buffered read is issued as consecutive read calls of at most this many bytes, one
+    /// after another (libsndfile converts integer samples through its 8 KiB buffer, so a
+    /// program reading 24-bit files through it asks the kernel for 8190 bytes at a time, and
+    /// the kernel's read-ahead sees that stream); None: one call per read.
+    #[serde(default)]
+    pub syscall_bytes: Option<u64>,
+    /// The program's own audio period, where it has a default (Ardour's engines: 1024 frames);
+    /// None: trackbench's 256.
+    #[serde(default)]
+    pub period_frames: Option<u32>,
+    /// How empty a ring may get before the program fails: a program drops out only when a ring
+    /// runs dry, so its profile answers with no margin (0); None: trackbench's 20%.
+    #[serde(default)]
+    pub margin: Option<f64>,
     /// Where the figures come from.
     pub source: String,
 }
@@ -120,6 +134,9 @@ impl SamplerPolicy {
             order,
             pass_streams: None,
             direct,
+            syscall_bytes: None,
+            period_frames: None,
+            margin: None,
             source,
         };
         let serial = super::ButlerMode::Serial;
@@ -254,6 +271,14 @@ pub const PROFILES: [(&str, &str); 6] = [
     ),
 ];
 
+/// How libsndfile reads `format` for a program that asks it for float samples: integer samples
+/// through its conversion buffer of 8192 bytes (whole frames of it: 8190 bytes of 24-bit mono),
+/// float samples straight into the caller's buffer in one call.
+fn libsndfile_calls(format: &Format) -> Option<u64> {
+    let frame = format.bytes_per_frame();
+    (format.sample_type != crate::audio::SampleType::Float).then(|| (8192 / frame).max(1) * frame)
+}
+
 impl Policy {
     /// The policy of a named profile for tracks of `format` (chunks in frames become bytes).
     pub fn named(name: &str, format: &Format) -> Result<Policy> {
@@ -271,10 +296,18 @@ impl Policy {
             order: Order::Session,
             pass_streams: None,
             direct: false,
+            syscall_bytes: libsndfile_calls(format),
+            // Ardour's backends default to 1024-frame periods (libs/ardour/ardour/audio_backend.h),
+            // and a disk reader underruns only when its ring holds less than one period
+            // (libs/ardour/disk_reader.cc run): no margin.
+            period_frames: Some(1024),
+            margin: Some(0.0),
             source: format!(
                 "Ardour {preset} preset (libs/ardour/disk_io.cc get_buffering_presets); refill rule from \
                  libs/ardour/disk_reader.cc refill_audio (read the free space, 256 KiB..4 MiB, rounded down to \
-                 16 KiB, once a chunk is free); session order from libs/ardour/butler.cc; buffered I/O via libsndfile"
+                 16 KiB, once a chunk is free); session order from libs/ardour/butler.cc; buffered I/O via libsndfile \
+                 (integer samples read through its 8 KiB conversion buffer, float in one call: strace of Ardour 7.3's \
+                 butler, bench/ardour.py)"
             ),
         };
         // Programs that read and write whole chunks of one size.
@@ -293,6 +326,9 @@ impl Policy {
                     order,
                     pass_streams: None,
                     direct,
+                    syscall_bytes: None,
+                    period_frames: None,
+                    margin: None,
                     source: source.into(),
                 }
             };
@@ -416,6 +452,27 @@ mod tests {
         assert_eq!(p.read_len(1 << 20), 1 << 20);
         assert_eq!(p.read_len((1 << 20) + 5000), 1 << 20);
         assert_eq!(p.read_len(9 << 20), 4 << 20);
+    }
+
+    /// Ardour reads integer files through libsndfile's 8 KiB conversion buffer and float files
+    /// in one call (strace of Ardour 7.3's butler); it plays 1024-frame periods and fails only
+    /// when a ring runs dry. trackbench's own engine keeps its period and margin.
+    #[test]
+    fn ardour_reads_as_libsndfile_does_and_fails_only_when_dry() {
+        let f = |s: &str| Format::parse(s).unwrap();
+        let p = Policy::named("ardour-small", &f("48k/24/mono")).unwrap();
+        assert_eq!(p.syscall_bytes, Some(8190));
+        assert_eq!(p.period_frames, Some(1024));
+        assert_eq!(p.margin, Some(0.0));
+        let p16 = Policy::named("ardour-large", &f("44.1k/16/stereo")).unwrap();
+        assert_eq!(p16.syscall_bytes, Some(8192));
+        let pf = Policy::named("ardour-medium", &f("48k/32f/mono")).unwrap();
+        assert_eq!(pf.syscall_bytes, None);
+        let t = Policy::named("trackbench", &f("48k/24/mono")).unwrap();
+        assert_eq!(
+            (t.syscall_bytes, t.period_frames, t.margin),
+            (None, None, None)
+        );
     }
 
     #[test]

@@ -280,7 +280,14 @@ fn run_tracks(
         queue_depth: spec.butler.queue_depth() as u32,
         cached: !spec.policy.direct,
     };
-    let mut backend = io.build(&files, 4096)?;
+    // A program that reads through a library's small buffer (libsndfile) issues a serial
+    // butler's buffered reads in calls of that size.
+    let mut backend = match (spec.butler, spec.policy.syscall_bytes) {
+        (ButlerMode::Serial, Some(calls)) if io.cached => {
+            Box::new(crate::io::sync::SyncBackend::new(&files, 4096)?.with_read_calls(Some(calls)))
+        }
+        _ => io.build(&files, 4096)?,
+    };
     let mut locate = match spec.locate_queue_depth {
         Some(q) if spec.play_tracks > 0 => Some(
             IoSettings {

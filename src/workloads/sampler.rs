@@ -597,6 +597,8 @@ impl Workload for Sampler {
                 butler: self.butler.to_string(),
                 play_tracks: cap.answer,
                 record_tracks: 0,
+                period_frames: Some(self.period_frames),
+                margin_pct: Some(100.0 * self.margin),
                 limited_by,
                 capacity: cap,
             }],

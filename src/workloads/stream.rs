@@ -719,6 +719,14 @@ impl Workload for Streaming {
         }
         if self.compare_default && self.spec.policy.profile != "trackbench" {
             let mut s = self.spec.clone();
+            // trackbench's own period and margin, unless they were asked for: the profile's
+            // came from its program.
+            if s.policy.period_frames == Some(s.period_frames) {
+                s.period_frames = crate::stream::DEFAULT_PERIOD;
+            }
+            if s.policy.margin == Some(s.margin) {
+                s.margin = crate::stream::DEFAULT_MARGIN;
+            }
             s.policy = Policy::named("trackbench", &s.format)?;
             // Its own rings: probes as long as they need to be, not as the profile's.
             let planned = planned_duration_s(&s, true, self.device.is_some());
@@ -842,6 +850,8 @@ impl Workload for Streaming {
                 butler: spec.butler.to_string(),
                 play_tracks: p,
                 record_tracks: r,
+                period_frames: Some(spec.period_frames),
+                margin_pct: Some(100.0 * spec.margin),
                 limited_by,
                 capacity: cap,
             });
