@@ -1,0 +1,256 @@
+#!/usr/bin/env python3
+"""Ardour 7 against trackbench's ardour-* profiles, on a device whose rate the kernel caps.
+
+Builds the capped-device fixture (a loop device with its own ext4, its reads capped by a cgroup v1
+blkio group, every process of a trial in the group), has Ardour record a session of N mono tracks
+from the Dummy backend's noise in its own native format, then bisects the most tracks Ardour
+plays with no dropout for a roll of --roll seconds after its butler's first fill, with the page
+cache dropped before every trial (bench/ardour/play.lua counts, after each track's disk reader,
+the periods that went silent). Then runs `trackbench play --find-max --profile ardour-<preset>`
+on the same fixture and format and prints the ratio. As root, with Debian's ardour package:
+
+    cargo build --release && sudo python3 bench/ardour.py [--cap-bps 21000000 | --cap-iops 160]
+        [--presets Small,Medium,Large] [--formats int24,float] [--roll 60] [--repeat 2]
+
+Leaves nothing: the loop device, its mount and the group go at the end.
+"""
+
+import argparse
+import glob
+import json
+import math
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from xml.etree import ElementTree
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+LUASESSION = "/usr/lib/ardour7/luasession"
+FORMATS = {"int24": ("48k/24/mono", 144000), "float": ("48k/32f/mono", 192000)}
+
+
+def sh(*args):
+    return subprocess.run(args, check=True, capture_output=True, text=True).stdout.strip()
+
+
+class Capped:
+    """The fixture: a sparse image, a loop device, ext4, a blkio group with one cap."""
+
+    def __init__(self, size_gib, read_bps=None, read_iops=None, write_bps=None):
+        self.work = tempfile.mkdtemp(prefix="trackbench-ardour-")
+        img = os.path.join(self.work, "disk.img")
+        with open(img, "wb") as f:
+            f.truncate(size_gib << 30)
+        self.dev = sh("losetup", "-f", "--show", "--direct-io=on", img)
+        self.mnt = os.path.join(self.work, "mnt")
+        self.group = f"/sys/fs/cgroup/blkio/trackbench-ardour-{os.getpid()}"
+        sh("mkfs.ext4", "-q", "-F", self.dev)
+        os.mkdir(self.mnt)
+        sh("mount", self.dev, self.mnt)
+        os.mkdir(self.group)
+        majmin = open(f"/sys/block/{os.path.basename(self.dev)}/dev").read().strip()
+        for name, value in (
+            ("blkio.throttle.read_bps_device", read_bps),
+            ("blkio.throttle.read_iops_device", read_iops),
+            ("blkio.throttle.write_bps_device", write_bps),
+        ):
+            if value:
+                with open(os.path.join(self.group, name), "w") as f:
+                    f.write(f"{majmin} {value}\n")
+
+    def run(self, args, env=None, timeout=None):
+        """Runs args inside the group (the shell joins it, then execs)."""
+        cmd = ["sh", "-c", f'echo $$ > {self.group}/cgroup.procs && exec "$@"', "sh", *args]
+        return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
+
+    def close(self):
+        for _ in range(50):
+            procs = open(os.path.join(self.group, "cgroup.procs")).read().split()
+            if not procs:
+                break
+            time.sleep(0.2)
+        for _ in range(20):
+            if subprocess.run(["umount", self.mnt], capture_output=True).returncode == 0:
+                break
+            time.sleep(0.5)
+        else:
+            subprocess.run(["umount", "-l", self.mnt])
+        subprocess.run(["losetup", "-d", self.dev])
+        os.rmdir(self.group)
+        shutil.rmtree(self.work)
+
+
+def ardour_env(work):
+    env = dict(os.environ)
+    env.update(
+        LD_LIBRARY_PATH="/usr/lib/ardour7",
+        ARDOUR_DATA_PATH=f"{HERE}/ardour:/usr/share/ardour7",
+        ARDOUR_CONFIG_PATH="/etc/ardour7",
+        ARDOUR_DLL_PATH="/usr/lib/ardour7",
+        # Ardour's own configuration and cache stay inside the run's directory.
+        XDG_CONFIG_HOME=os.path.join(work, "config"),
+        XDG_CACHE_HOME=os.path.join(work, "cache"),
+    )
+    return env
+
+
+def drop_cached(session):
+    """The session's audio files leave the page cache (only these: a run beside keeps its own)."""
+    for f in glob.glob(os.path.join(session, "interchange", "*", "audiofiles", "*")):
+        fd = os.open(f, os.O_RDONLY)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        os.close(fd)
+
+
+def record(fx, session, tracks, secs, fmt):
+    out = subprocess.run(
+        [LUASESSION, f"{HERE}/ardour/record.lua", session, str(tracks), str(secs), fmt],
+        capture_output=True, text=True, env=ardour_env(fx.work), timeout=secs + 120,
+    )
+    line = [l for l in out.stdout.splitlines() if l.startswith("recorded")]
+    if out.returncode != 0 or not line:
+        sys.exit(f"Ardour did not record the session:\n{out.stdout[-2000:]}\n{out.stderr[-2000:]}")
+    return line[0]
+
+
+def snapshot(session, tracks):
+    """A snapshot of the recorded session with only its first `tracks` tracks: the others are
+    removed, not deactivated (Ardour's butler keeps refilling an inactive track's rings)."""
+    tree = ElementTree.parse(os.path.join(session, "trackbench.ardour"))
+    routes = tree.getroot().find("Routes")
+    for r in list(routes):
+        m = re.fullmatch(r"t (\d+)", r.get("name", ""))
+        if m and int(m.group(1)) > tracks:
+            routes.remove(r)
+    name = f"trial-{tracks}"
+    tree.write(os.path.join(session, f"{name}.ardour"), encoding="UTF-8", xml_declaration=True)
+    return name
+
+
+def trial(fx, session, tracks, roll, preset, fmt):
+    """One Ardour run of `tracks` tracks; returns the parsed result line."""
+    drop_cached(session)
+    name = snapshot(session, tracks)
+    out = fx.run(
+        [LUASESSION, f"{HERE}/ardour/play.lua", session, name, str(tracks), str(roll), preset,
+         str(FORMATS[fmt][1])],
+        env=ardour_env(fx.work), timeout=roll + 1900,
+    )
+    os.remove(os.path.join(session, f"{name}.ardour"))
+    m = re.search(r"^result (.*)$", out.stdout, re.M)
+    if out.returncode != 0 or not m:
+        sys.exit(f"Ardour's trial of {tracks} tracks failed:\n{out.stdout[-2000:]}\n{out.stderr[-2000:]}")
+    r = dict(kv.split("=") for kv in m.group(1).split())
+    r = {k: (v if k == "preset" else float(v)) for k, v in r.items()}
+    r["pass"] = r["dropouts"] == 0 and r["rolled_s"] >= roll - 1
+    return r
+
+
+def bisect(fx, session, preset, fmt, roll, guess, limit, log):
+    """Ardour's sustained maximum to 2%: exponential steps from the guess, then bisection."""
+    lo, hi = 0, None
+    n = guess
+    while True:
+        r = trial(fx, session, n, roll, preset, fmt)
+        log(n, r)
+        if r["pass"]:
+            lo = n
+            if hi is None:
+                if n >= limit:
+                    return lo, hi
+                n = min(limit, math.ceil(n * 1.15))
+                continue
+        else:
+            hi = n
+            if lo == 0:
+                n = max(1, math.floor(n / 1.15))
+                continue
+        if hi - lo <= max(1, math.floor(lo * 0.02)):
+            return lo, hi
+        n = (lo + hi) // 2
+
+
+def trackbench(fx, preset, fmt, runs):
+    out = fx.run(
+        [f"{ROOT}/target/release/trackbench", "play", fx.mnt, "--find-max", "--profile",
+         f"ardour-{preset.lower()}", "--format", FORMATS[fmt][0], "--json", "-", "-q", "--no-store"],
+        env=dict(os.environ, XDG_DATA_HOME=os.path.join(fx.work, "xdg")),
+    )
+    if out.returncode != 0:
+        sys.exit(f"trackbench failed:\n{out.stderr[-2000:]}")
+    s = json.loads(out.stdout)["sections"][0]["detail"]["searches"][0]
+    return s["play_tracks"]
+
+
+def main():
+    # A kill (or the test's timeout) cleans up as an exception does.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit("stopped"))
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--cap-bps", type=int, default=None)
+    ap.add_argument("--cap-iops", type=int, default=None)
+    ap.add_argument("--presets", default="Small,Medium,Large")
+    ap.add_argument("--formats", default="int24,float")
+    ap.add_argument("--roll", type=int, default=60)
+    ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--guess", type=int, default=None,
+                    help="where Ardour's search starts (default: 0.3 x the bound, or 45)")
+    ap.add_argument("--no-trackbench", action="store_true",
+                    help="Ardour's maxima only (the profiles' answers come from another run)")
+    ap.add_argument("--no-ardour", action="store_true",
+                    help="the profiles' answers only, on a fixture of the same cap")
+    ap.add_argument("--record-tracks", type=int, default=None,
+                    help="tracks Ardour records (default: 1.5 x the bound of a bandwidth cap)")
+    args = ap.parse_args()
+    if os.geteuid() != 0:
+        sys.exit("run as root: the fixture needs a loop device, a mount and a blkio group")
+    if not os.path.exists(LUASESSION):
+        sys.exit(f"{LUASESSION} is missing: apt-get install -y ardour")
+    if not args.cap_bps and not args.cap_iops:
+        args.cap_bps = 21000000
+    cap = f"{args.cap_bps} B/s" if args.cap_bps else f"{args.cap_iops} IOPS"
+    print(f"# Ardour 7 against trackbench's ardour-* profiles, reads capped at {cap}, roll {args.roll} s")
+    print("| format | preset | Ardour's max (each repeat) | trackbench | ratio |")
+    print("| --- | --- | --- | --- | --- |", flush=True)
+    for fmt in args.formats.split(","):
+        rate = FORMATS[fmt][1]
+        bound = args.cap_bps / rate if args.cap_bps else None
+        n_rec = args.record_tracks or math.ceil(1.5 * (bound or 150))
+        secs = args.roll + 20 + 15
+        size = max(4, math.ceil(n_rec * secs * rate * 1.3 / 2**30) + 2)
+        fx = Capped(size, read_bps=args.cap_bps, read_iops=args.cap_iops)
+        try:
+            session = os.path.join(fx.mnt, "session")
+            if args.no_ardour:
+                for preset in args.presets.split(","):
+                    print(f"| {fmt} | {preset} | - | {trackbench(fx, preset, fmt, 1)} | - |", flush=True)
+                continue
+            print(f"<!-- {fmt}: {record(fx, session, n_rec, secs, fmt)} -->", flush=True)
+            for preset in args.presets.split(","):
+                guess = args.guess or math.ceil(0.3 * (bound or 150))
+                found = []
+                for k in range(args.repeat):
+                    def log(n, r):
+                        print(f"<!-- {fmt} {preset} #{k + 1}: {n} tracks {'pass' if r['pass'] else 'FAIL'} "
+                              f"(dropouts {int(r['dropouts'])} on {int(r['tracks_hit'])} tracks, first at "
+                              f"{r['first_dropout_s']} s; read {r['read_mb_per_s']} MB/s; fill {int(r['fill_s'])} s) -->",
+                              flush=True)
+                    lo, hi = bisect(fx, session, preset, fmt, args.roll, guess, n_rec, log)
+                    found.append(lo)
+                    guess = lo
+                best = sorted(found)[len(found) // 2]
+                predicted = "-" if args.no_trackbench else trackbench(fx, preset, fmt, 1)
+                ratio = "-" if args.no_trackbench else f"{predicted / best:.3f}"
+                print(f"| {fmt} | {preset} | {', '.join(map(str, found))} | {predicted} | {ratio} |",
+                      flush=True)
+        finally:
+            fx.close()
+
+
+if __name__ == "__main__":
+    main()
