@@ -652,7 +652,9 @@ fn sustain_of(spec: &StreamSpec, fill: &[FillPoint]) -> Option<Sustain> {
 pub const PLAY_FILE_MAX_S: f64 = 8.0;
 
 /// The audio each playback track's file holds, real or simulated: the run and a ring, up to
-/// `PLAY_FILE_MAX_S` (reads wrap there; longer files would only cost space), at least a ring and
+/// `PLAY_FILE_MAX_S` with direct I/O (reads wrap there; longer files would only cost space; a
+/// profile reading through the page cache gets the whole run, or its wrapped reads would be
+/// served from what the first pass left in the cache), at least a ring and
 /// a chunk (a read never laps the ring), in whole frames, blocks and chunks. Whole chunks: a
 /// wrap that left a short read would leave the ring out of step with its chunks, and split
 /// every later read in two where the ring's memory ends (an IOPS-bound device carried 111
@@ -664,7 +666,14 @@ pub fn play_file_bytes(spec: &StreamSpec) -> u64 {
         spec.policy.chunk_bytes,
     );
     let rate = spec.format.bytes_per_second() as f64;
-    let secs = (spec.duration_ns as f64 / 1e9 + spec.policy.buffer_s).min(PLAY_FILE_MAX_S);
+    // Through the page cache a wrapped read finds what the first pass left there: a program
+    // playing a session does not, so those files hold the whole run.
+    let run_s = spec.duration_ns as f64 / 1e9 + spec.policy.buffer_s;
+    let secs = if spec.policy.direct {
+        run_s.min(PLAY_FILE_MAX_S)
+    } else {
+        run_s
+    };
     let least = (spec.ring_bytes() + spec.policy.chunk_bytes).div_ceil(unit);
     ((secs * rate) as u64 / unit).max(least) * unit
 }
