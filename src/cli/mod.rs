@@ -570,7 +570,7 @@ pub struct SamplerArgs {
     #[arg(long)]
     pub butler: Option<String>,
     /// Frames per audio period (the tick)
-    #[arg(long, default_value_t = 256, value_name = "FRAMES")]
+    #[arg(long, default_value_t = trackbench::stream::DEFAULT_PERIOD, value_name = "FRAMES")]
     pub period: u32,
     /// Length of each run [default: 15 s, or as long as the rings need; with --find-max, one ring and 5 s of steady running (simulated: a minute)]
     #[arg(long)]
