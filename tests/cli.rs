@@ -353,14 +353,15 @@ fn a_long_period_plays_the_whole_duration() {
         "ran {:?}",
         started.elapsed()
     );
-    // Two periods of 65536 frames at 48 kHz: 2.73 s (plus a little when the machine is busy).
+    // Two periods of 65536 frames at 48 kHz: 2.73 s, plus whatever a busy machine adds (CI once
+    // measured 3.5 s); a third period would be 4.10 s, so anything below that is two.
     let lasted: f64 = stdout
         .split("the run lasted ")
         .nth(1)
         .and_then(|r| r.split(" s").next())
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| panic!("{stdout}"));
-    assert!((2.7..3.5).contains(&lasted), "{stdout}");
+    assert!((2.7..4.05).contains(&lasted), "{stdout}");
     assert_clean(t.path());
 }
 
