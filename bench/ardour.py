@@ -11,6 +11,7 @@ on the same fixture and format and prints the ratio. As root, with Debian's ardo
 
     cargo build --release && sudo python3 bench/ardour.py [--cap-bps 21000000 | --cap-iops 160]
         [--presets Small,Medium,Large] [--formats int24,float] [--roll 60] [--repeat 2]
+        [--at 40,50,60: single trials instead of a search] [--check: the test's check, below]
 
 Leaves nothing: the loop device, its mount and the group go at the end.
 """
@@ -178,7 +179,7 @@ def bisect(fx, session, preset, fmt, roll, guess, limit, log):
 
 def trackbench(fx, preset, fmt, runs):
     out = fx.run(
-        [f"{ROOT}/target/release/trackbench", "play", fx.mnt, "--find-max", "--profile",
+        [os.environ.get("TRACKBENCH_BIN", f"{ROOT}/target/release/trackbench"), "play", fx.mnt, "--find-max", "--profile",
          f"ardour-{preset.lower()}", "--format", FORMATS[fmt][0], "--json", "-", "-q", "--no-store"],
         env=dict(os.environ, XDG_DATA_HOME=os.path.join(fx.work, "xdg")),
     )
@@ -186,6 +187,41 @@ def trackbench(fx, preset, fmt, runs):
         sys.exit(f"trackbench failed:\n{out.stderr[-2000:]}")
     s = json.loads(out.stdout)["sections"][0]["detail"]["searches"][0]
     return s["play_tracks"]
+
+
+def check(args):
+    """The project's test of a profile against Ardour (tests/ardour.rs): trackbench's prediction
+    P for one preset and format, then Ardour itself playing P tracks on the same fixture, up to
+    three times until it has passed twice (its own trials are noisy: a count it holds can fail
+    once in its first refill pass, when every track asks at once), and once at 2P, which it
+    must not hold (a prediction far below what Ardour plays is as wrong as one above). Prints
+    one line: `check preset=… format=… predicted=P ardour_passed=K trials=M dropouts=…
+    double_dropouts=…`."""
+    preset, fmt = args.presets.split(",")[0], args.formats.split(",")[0]
+    rate = FORMATS[fmt][1]
+    secs = args.roll + 20 + 15
+    fx = None
+    try:
+        # Sized for a prediction up to the bound of the cap (or 150 tracks).
+        most = math.ceil(args.cap_bps / rate) if args.cap_bps else 150
+        fx = Capped(max(4, math.ceil(most * secs * rate * 1.3 / 2**30) + 2),
+                    read_bps=args.cap_bps, read_iops=args.cap_iops)
+        predicted = trackbench(fx, preset, fmt, 1)
+        session = os.path.join(fx.mnt, "session")
+        record(fx, session, 2 * predicted, secs, fmt)
+        passed, trials, dropouts = 0, 0, []
+        while trials < 3 and passed < 2 and trials - passed < 2:
+            r = trial(fx, session, predicted, args.roll, preset, fmt)
+            trials += 1
+            passed += r["pass"]
+            dropouts.append(str(int(r["dropouts"])))
+        double = trial(fx, session, 2 * predicted, args.roll, preset, fmt)
+        print(f"check preset={preset} format={fmt} predicted={predicted} ardour_passed={passed} "
+              f"trials={trials} dropouts={','.join(dropouts)} double_dropouts={int(double['dropouts'])}",
+              flush=True)
+    finally:
+        if fx:
+            fx.close()
 
 
 def main():
@@ -200,6 +236,10 @@ def main():
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--guess", type=int, default=None,
                     help="where Ardour's search starts (default: 0.3 x the bound, or 45)")
+    ap.add_argument("--check", action="store_true",
+                    help="the test's check: the first preset and format's prediction, and Ardour playing it")
+    ap.add_argument("--at", default=None,
+                    help="single trials at these track counts (comma-separated) instead of a search")
     ap.add_argument("--no-trackbench", action="store_true",
                     help="Ardour's maxima only (the profiles' answers come from another run)")
     ap.add_argument("--no-ardour", action="store_true",
@@ -213,6 +253,8 @@ def main():
         sys.exit(f"{LUASESSION} is missing: apt-get install -y ardour")
     if not args.cap_bps and not args.cap_iops:
         args.cap_bps = 21000000
+    if args.check:
+        return check(args)
     cap = f"{args.cap_bps} B/s" if args.cap_bps else f"{args.cap_iops} IOPS"
     print(f"# Ardour 7 against trackbench's ardour-* profiles, reads capped at {cap}, roll {args.roll} s")
     print("| format | preset | Ardour's max (each repeat) | trackbench | ratio |")
@@ -238,11 +280,18 @@ def main():
                     def log(n, r):
                         print(f"<!-- {fmt} {preset} #{k + 1}: {n} tracks {'pass' if r['pass'] else 'FAIL'} "
                               f"(dropouts {int(r['dropouts'])} on {int(r['tracks_hit'])} tracks, first at "
-                              f"{r['first_dropout_s']} s; read {r['read_mb_per_s']} MB/s; fill {int(r['fill_s'])} s) -->",
+                              f"{r['first_dropout_s']} s; read {r['read_mb_per_s']} MB/s, {r['late_read_share']:.3f} of the "
+                              f"demand in the roll's second half; fill {int(r['fill_s'])} s) -->",
                               flush=True)
+                    if args.at:
+                        for n in map(int, args.at.split(",")):
+                            log(n, trial(fx, session, n, args.roll, preset, fmt))
+                        continue
                     lo, hi = bisect(fx, session, preset, fmt, args.roll, guess, n_rec, log)
                     found.append(lo)
                     guess = lo
+                if args.at:
+                    continue
                 best = sorted(found)[len(found) // 2]
                 predicted = "-" if args.no_trackbench else trackbench(fx, preset, fmt, 1)
                 ratio = "-" if args.no_trackbench else f"{predicted / best:.3f}"

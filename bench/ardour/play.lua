@@ -49,9 +49,16 @@ while still < 4 or last < least do
 	assert (waited < 1800, "the butler's fill did not end in 30 minutes")
 end
 Session:request_roll (ARDOUR.TransportRequestSource.TRS_UI)
-sleep (secs)
+-- What the device delivered in the second half of the roll, against what the tracks played
+-- meanwhile: below the demand, the rings and the read-ahead are draining even where the roll
+-- was too short for a ring to run dry.
+local half = math.floor (secs / 2)
+sleep (half)
+local mid_read, mid_rolled = read_bytes (), Session:transport_sample () / 48000
+sleep (secs - half)
 local rolled = Session:transport_sample () / 48000
 local read = read_bytes () - last
+local late_share = (read_bytes () - mid_read) / ((rolled - mid_rolled) * n * rate)
 local dropouts, tracks_hit, periods, first = 0, 0, 0, -1
 for _, p in ipairs (meters) do
 	local c = p:to_insert ():plugin (0):to_luaproc ():shmem ():to_int (0):array ()
@@ -64,6 +71,6 @@ for _, p in ipairs (meters) do
 end
 Session:request_stop (false, false, ARDOUR.TransportRequestSource.TRS_UI)
 sleep (1)
-print (string.format ("result tracks=%d preset=%s fill_s=%d rolled_s=%.1f read_mb_per_s=%.2f periods=%d dropouts=%d tracks_hit=%d first_dropout_s=%.1f",
-	n, preset, waited, rolled, read / rolled / 1e6, periods, dropouts, tracks_hit, first < 0 and -1 or first * 1024 / 48000))
+print (string.format ("result tracks=%d preset=%s fill_s=%d rolled_s=%.1f read_mb_per_s=%.2f late_read_share=%.3f periods=%d dropouts=%d tracks_hit=%d first_dropout_s=%.1f",
+	n, preset, waited, rolled, read / rolled / 1e6, late_share, periods, dropouts, tracks_hit, first < 0 and -1 or first * 1024 / 48000))
 close_session ()
