@@ -11,6 +11,8 @@
 //! them, failed instead where `TRACKBENCH_TEST_REQUIRE` names `ardour` (.ci/run installs it).
 //! Leaves nothing: the harness removes its fixture, and its trials run in their own group.
 
+#![cfg(target_os = "linux")]
+
 mod common;
 
 use std::path::Path;
@@ -23,7 +25,7 @@ fn ardour_plays_what_its_profile_predicts() {
     if !Path::new(LUASESSION).exists() {
         return common::missing("ardour", "/usr/lib/ardour7/luasession is not installed");
     }
-    if !nix_is_root() {
+    if !trackbench::platform::is_root() {
         return common::missing("ardour", "the fixture needs root (loop devices, blkio)");
     }
     let out = Command::new("python3")
@@ -73,9 +75,4 @@ fn ardour_plays_what_its_profile_predicts() {
         field("double_dropouts") > 0,
         "Ardour played twice the {predicted} tracks ardour-medium predicted without a dropout: {line}"
     );
-}
-
-fn nix_is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
 }
