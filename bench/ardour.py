@@ -202,8 +202,8 @@ def check(args):
     secs = args.roll + 20 + 15
     fx = None
     try:
-        # Sized for a prediction up to the bound of the cap (or 150 tracks).
-        most = math.ceil(args.cap_bps / rate) if args.cap_bps else 150
+        # Sized for a session of twice a prediction up to the bound of the cap (or 150 tracks).
+        most = 2 * (math.ceil(args.cap_bps / rate) if args.cap_bps else 150)
         fx = Capped(max(4, math.ceil(most * secs * rate * 1.3 / 2**30) + 2),
                     read_bps=args.cap_bps, read_iops=args.cap_iops)
         predicted = trackbench(fx, preset, fmt, 1)

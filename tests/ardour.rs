@@ -1,10 +1,11 @@
 //! A profile against the program it names (issue 17): `play --find-max --profile ardour-medium`
-//! (Ardour's default preset) on the capped-device fixture (a loop device with its own ext4, reads capped at 21 MB/s by a
-//! blkio group), then Ardour 7 itself (Debian's `ardour`, `/usr/lib/ardour7/luasession` with
-//! the Dummy backend, in real time) playing that many tracks of a session it recorded, cold,
-//! for a minute: the profile must never promise more tracks than Ardour plays without a
-//! dropout, nor fewer than half (Ardour drops out at twice the prediction). Within [0.9, 1.05]
-//! is the aim (issue 17) and not yet met: BENCHMARKS.md has the table, and why. `bench/ardour.py --check` does the work (the same harness as BENCHMARKS.md's
+//! (Ardour's default preset) on the capped-device fixture (a loop device with its own ext4,
+//! reads capped at 21 MB/s by a blkio group), then Ardour 7 itself (Debian's `ardour`,
+//! `/usr/lib/ardour7/luasession` with the Dummy backend, in real time) playing that many tracks
+//! of a session it recorded, cold, for a minute: the profile must never promise more tracks than
+//! Ardour plays without a dropout, nor fewer than half (Ardour drops out at twice the
+//! prediction). Within [0.9, 1.05] is the aim (issue 17) and not yet met: BENCHMARKS.md has the
+//! table, and why. `bench/ardour.py --check` does the work (the same harness as BENCHMARKS.md's
 //! table); this test runs it and reads its line.
 //!
 //! Needs root (loop devices, mounts, blkio) and Ardour; skipped with a line on stderr without
