@@ -38,7 +38,12 @@ impl Capped {
             .and_then(|f| f.set_len(3 << 30))
             .map_err(|e| e.to_string())?;
         let img_s = img.to_str().ok_or("temporary path is not UTF-8")?;
+        // Tests build fixtures side by side: one `losetup -f` at a time, so that two do not
+        // pick the same free device.
+        static ATTACH: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        let attach = ATTACH.lock().unwrap_or_else(|e| e.into_inner());
         let loop_dev = sh("losetup", &["-f", "--show", "--direct-io=on", img_s])?;
+        drop(attach);
         let mnt = dir.path().join("mnt");
         let name = loop_dev.trim_start_matches("/dev/").to_string();
         let cgroup = PathBuf::from(format!(
