@@ -47,6 +47,21 @@ fn find_max(dir: &Path, args: &[&str], max: u32) -> Value {
     v
 }
 
+/// Runs `check` for every job at once, each on its own temporary directory: the searches wait
+/// on their probes' durations, not on the CPU (a handful of tracks each), so the file takes as
+/// long as its longest search, not their sum (issue 18).
+fn all_at_once<J: Sync>(jobs: &[J], check: impl Fn(&J, &Path) + Sync) {
+    std::thread::scope(|s| {
+        for job in jobs {
+            let check = &check;
+            s.spawn(move || {
+                let t = tempfile::tempdir().unwrap();
+                check(job, t.path());
+            });
+        }
+    });
+}
+
 /// Checks every search of the document: confirmed, within the limit, each probe long enough to
 /// tell (none "too short"), the limit named when it was reached.
 fn check_searches(v: &Value, max: u32, what: &str) -> usize {
@@ -81,14 +96,14 @@ fn check_searches(v: &Value, max: u32, what: &str) -> usize {
 
 #[test]
 fn play_searches_in_every_butler_mode_and_staggered() {
-    let t = tempfile::tempdir().unwrap();
-    for extra in [
+    let jobs = [
         &["play"][..],
         &["play", "--butler", "parallel:4"],
         &["play", "--stagger"],
         &["play", "--compare-parallel", "4"],
-    ] {
-        let v = find_max(t.path(), extra, 10);
+    ];
+    all_at_once(&jobs, |extra, dir| {
+        let v = find_max(dir, extra, 10);
         let n = check_searches(&v, 10, &format!("{extra:?}"));
         assert_eq!(
             n,
@@ -98,43 +113,43 @@ fn play_searches_in_every_butler_mode_and_staggered() {
                 1
             }
         );
-    }
+    });
 }
 
 #[test]
 fn record_and_hdr_search_in_both_butler_modes() {
-    let t = tempfile::tempdir().unwrap();
-    for (args, searches) in [
+    let jobs = [
         (&["record"][..], 1),
         (&["record", "--butler", "parallel:4"], 1),
         (&["record", "--prealloc"], 1),
         (&["hdr"], 4),
         (&["hdr", "--butler", "parallel:4", "--stagger"], 4),
-    ] {
-        let v = find_max(t.path(), args, 8);
-        assert_eq!(check_searches(&v, 8, &format!("{args:?}")), searches);
-    }
+    ];
+    all_at_once(&jobs, |(args, searches), dir| {
+        let v = find_max(dir, args, 8);
+        assert_eq!(check_searches(&v, 8, &format!("{args:?}")), *searches);
+    });
 }
 
 #[test]
 fn every_profile_searches_on_a_real_disk() {
-    let t = tempfile::tempdir().unwrap();
-    for (profile, _) in trackbench::stream::profile::PROFILES {
-        for cmd in ["play", "record"] {
-            // Once, the default engine beside a profile: its own rings (7.3 s) and probes.
-            let compare = profile == "ardour-small" && cmd == "play";
-            let mut args = vec![cmd, "--profile", profile];
-            if compare {
-                args.push("--compare-default");
-            }
-            let v = find_max(t.path(), &args, 6);
-            let n = check_searches(&v, 6, &format!("{args:?}"));
-            assert_eq!(n, if compare { 2 } else { 1 });
-            // A buffered profile says what the device read beside what was played.
-            let settings = &v["sections"][0]["settings"]["spec"]["policy"];
-            assert_eq!(settings["profile"], *profile);
+    let jobs: Vec<(&str, &str)> = trackbench::stream::profile::PROFILES
+        .iter()
+        .flat_map(|(profile, _)| [("play", *profile), ("record", *profile)])
+        .collect();
+    all_at_once(&jobs, |&(cmd, profile), dir| {
+        // Once, the default engine beside a profile: its own rings (7.3 s) and probes.
+        let compare = profile == "ardour-small" && cmd == "play";
+        let mut args = vec![cmd, "--profile", profile];
+        if compare {
+            args.push("--compare-default");
         }
-    }
+        let v = find_max(dir, &args, 6);
+        let n = check_searches(&v, 6, &format!("{args:?}"));
+        assert_eq!(n, if compare { 2 } else { 1 });
+        let settings = &v["sections"][0]["settings"]["spec"]["policy"];
+        assert_eq!(settings["profile"], profile);
+    });
 }
 
 #[test]
