@@ -56,6 +56,11 @@ pub trait IoBackend {
     fn slot_mut(&mut self, slot: u32) -> &mut [u8];
     /// Queues a request. A synchronous backend performs it at once.
     fn submit(&mut self, op: Op) -> Result<()>;
+    /// Sends queued requests to the kernel without waiting. A backend whose `submit` already
+    /// does has nothing to do.
+    fn flush(&mut self) -> Result<()> {
+        Ok(())
+    }
     /// Sends queued requests to the kernel and waits until at least `min` have finished (fewer if
     /// fewer are outstanding), appending them to `out`.
     fn complete(&mut self, min: usize, out: &mut Vec<Completion>) -> Result<()>;

@@ -1,5 +1,7 @@
 //! The io_uring backend: up to `queue_depth` requests in flight, with registered buffers and files
-//! where the kernel allows them (fewer page pins and file lookups per request).
+//! where the kernel allows them (fewer page pins and file lookups per request), and, where the
+//! kernel has it (6.1), completions run only when the measuring thread asks for them
+//! (`DEFER_TASKRUN`, as fio sets up its rings) instead of interrupting it as they arrive.
 
 use super::{AlignedBuf, Completion, IoBackend, Op, OpKind};
 use crate::error::{Error, Result};
@@ -15,13 +17,32 @@ pub struct UringBackend {
     fixed_bufs: bool,
     queued: usize,
     in_flight: usize,
+    /// Set up disabled, so that the thread that first submits becomes its only issuer (a ring
+    /// with deferred task work serves one thread): enabled then.
+    disabled: bool,
+}
+
+/// A ring whose completions are posted when its one issuing thread waits for them, as fio's
+/// are (`COOP_TASKRUN | SINGLE_ISSUER | DEFER_TASKRUN`), created disabled so that the issuer
+/// is the thread that enables it; a plain ring where the kernel lacks these (before 6.1).
+fn new_ring(entries: u32) -> std::io::Result<(IoUring, bool)> {
+    match IoUring::builder()
+        .setup_coop_taskrun()
+        .setup_single_issuer()
+        .setup_defer_taskrun()
+        .setup_r_disabled()
+        .build(entries)
+    {
+        Ok(ring) => Ok((ring, true)),
+        Err(_) => IoUring::new(entries).map(|ring| (ring, false)),
+    }
 }
 
 impl UringBackend {
     /// The files must stay open for the life of the backend.
     pub fn new(files: &[&File], buf_len: usize, queue_depth: usize) -> Result<UringBackend> {
         let entries = (queue_depth.max(1) as u32).next_power_of_two();
-        let ring = IoUring::new(entries).map_err(|e| {
+        let (ring, disabled) = new_ring(entries).map_err(|e| {
             Error::io(
                 format!("cannot set up io_uring with {entries} entries (use --backend sync where io_uring is unavailable)"),
                 e,
@@ -51,6 +72,7 @@ impl UringBackend {
             fixed_bufs,
             queued: 0,
             in_flight: 0,
+            disabled,
         })
     }
 
@@ -90,6 +112,13 @@ impl UringBackend {
     }
 
     fn enter(&mut self, want: usize) -> Result<()> {
+        if self.disabled {
+            self.ring
+                .submitter()
+                .register_enable_rings()
+                .map_err(|e| Error::io("cannot enable the io_uring ring", e))?;
+            self.disabled = false;
+        }
         loop {
             match self.ring.submitter().submit_and_wait(want) {
                 Ok(n) => {
@@ -136,6 +165,13 @@ impl IoBackend for UringBackend {
         }
         self.queued += 1;
         self.in_flight += 1;
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        if self.queued > 0 {
+            self.enter(0)?;
+        }
         Ok(())
     }
 
