@@ -23,7 +23,7 @@ def search(path):
         sys.exit(f"trackbench failed:\n{r.stderr[-2000:]}")
     doc = json.load(open(out))
     os.remove(out)
-    cap = doc["sections"][0]["extra"]["searches"][0]["capacity"]
+    cap = doc["sections"][0]["detail"]["searches"][0]["capacity"]
     trail = ", ".join(("confirm " if p["confirmation"] else "") + f"{p['count']} {p['verdict']}"
                       for p in cap["probes"])
     return wall, cap["answer"], len(cap["probes"]), trail

@@ -78,7 +78,7 @@ def main():
         for r in range(a.rounds):
             args = ["play", base, "--find-max", "--compare-parallel", "--keep"] + (["--stagger"] if stagger else [])
             doc = tb_json(args)
-            extra = doc["sections"][0]["extra"]
+            extra = doc["sections"][0]["detail"]
             for s in extra["searches"]:
                 n = s["capacity"]["answer"]
                 qd = 1 if s["butler"] == "serial" else int(s["butler"].split(":")[1])
@@ -108,7 +108,7 @@ def main():
         for r in range(a.rounds):
             doc = tb_json(["play", base, "--tracks", str(n), "--stagger", "--butler", butler,
                            "--duration", f"{a.seconds}s", "--keep"])
-            o = doc["sections"][0]["extra"]
+            o = doc["sections"][0]["detail"]
             eng = o["read_bytes"] / (o["ran_ms"] / 1000)
             files = [os.path.join(data, f"play-{i:04d}.wav") for i in range(n)]
             bw = fio_rr(files, qd, a.seconds)
@@ -117,7 +117,7 @@ def main():
               f"{statistics.median(v[1] for v in vals) / 1e6:9.1f} {statistics.median(v[2] for v in vals):6.2f}   "
               f"{', '.join(f'{v[2]:.2f}' for v in vals)}", flush=True)
     doc = tb_json(["play", base, "--tracks", "4000", "--butler", "parallel:8", "--duration", "10s", "--keep"])
-    o = doc["sections"][0]["extra"]
+    o = doc["sections"][0]["detail"]
     beyond = (o["peak_rss_bytes"] - o["ram_bytes"]) / 2**20
     print(f"4000 tracks (parallel:8, 10 s): verdict {o['verdict']}, allocations on the real-time path: "
           f"{o['realtime_allocations']}, rings {o['ram_bytes'] / 2**20:.0f} MiB, peak RSS {o['peak_rss_bytes'] / 2**20:.0f} MiB, "
