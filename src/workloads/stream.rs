@@ -427,10 +427,10 @@ impl Streaming {
                 env.memory.limit / base.ring_bytes().max(1),
                 SearchLimit::Memory,
             ));
-            let file = crate::stream::play_file_bytes(base)
-                + base.duration_ns / 1_000_000_000 * base.format.bytes_per_second();
+            let file = track_disk_bytes(self.kind, base, per);
             if let Some(free) = env.target.free_bytes {
-                limits.push((free / 2 / file.max(1), SearchLimit::Space));
+                let tracks = (free / 2) as f64 / file.max(1.0);
+                limits.push((tracks as u64, SearchLimit::Space));
             }
         }
         let (total, why) = limits
@@ -438,6 +438,21 @@ impl Streaming {
             .min_by_key(|l| l.0)
             .expect("the engine's ceiling is always there");
         (((total as f64 / per) as u64).max(1) as u32, why)
+    }
+}
+
+/// What one track's files take on disk, on average over the tracks of one count of a search
+/// (`per` tracks, of which `per - 1` record for hdr): a playback file holds at most
+/// `PLAY_FILE_MAX_S` with direct I/O (its reads wrap), a record file the whole run. (Counting a
+/// recording's length for every playback track stopped a search of this VM's disk at 8734
+/// tracks "at the free space test files may take", when they took 13 GB of its 29.)
+fn track_disk_bytes(kind: StreamKind, base: &StreamSpec, per: f64) -> f64 {
+    let play = (crate::stream::play_file_bytes(base) + DATA_OFFSET) as f64;
+    let rec = (crate::stream::record_file_bytes(base) + DATA_OFFSET) as f64;
+    match kind {
+        StreamKind::Play => play,
+        StreamKind::Record => rec,
+        StreamKind::Hdr => (play + (per - 1.0).max(0.0) * rec) / per.max(1.0),
     }
 }
 
@@ -948,5 +963,52 @@ fn stream_file(s: &Span, len: u64) -> StreamFile<'_> {
         content_id: s.content_id.expect("our own media"),
         data_start: s.start,
         data_len: len,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::audio::Format;
+    use crate::stream::{ButlerMode, Policy};
+
+    /// A probe of 15 s: a playback track's file is its ring and 8 s at most (reads wrap), a
+    /// record track's the whole run; hdr averages them by its ratio.
+    #[test]
+    fn a_playback_track_is_counted_for_its_file_not_for_a_recording() {
+        let base = StreamSpec {
+            format: Format::default(),
+            play_tracks: 1,
+            record_tracks: 0,
+            period_frames: 256,
+            duration_ns: 15_000_000_000,
+            margin: 0.2,
+            policy: Policy::named("trackbench", &Format::default()).unwrap(),
+            butler: ButlerMode::Serial,
+            stagger: false,
+            prealloc: false,
+            locate_queue_depth: None,
+            stop_early: false,
+        };
+        let rate = base.format.bytes_per_second() as f64;
+        let longer = StreamSpec {
+            duration_ns: 60_000_000_000,
+            ..base.clone()
+        };
+        let play = track_disk_bytes(StreamKind::Play, &base, 1.0);
+        let rec = track_disk_bytes(StreamKind::Record, &base, 1.0);
+        assert_eq!(
+            play,
+            track_disk_bytes(StreamKind::Play, &longer, 1.0),
+            "a longer probe plays the same file again"
+        );
+        assert!(
+            play < 12.0 * rate,
+            "{play}: a ring, a chunk and at most 8 s"
+        );
+        assert!(rec >= 15.0 * rate + base.ring_bytes() as f64, "{rec}");
+        assert!(track_disk_bytes(StreamKind::Record, &longer, 1.0) >= rec + 44.0 * rate);
+        let hdr = track_disk_bytes(StreamKind::Hdr, &base, 1.5);
+        assert!((hdr - (play + 0.5 * rec) / 1.5).abs() < 1.0, "{hdr}");
     }
 }
