@@ -146,9 +146,14 @@ impl DriveStats {
 
 const PROGRESS_EVERY: Duration = Duration::from_millis(50);
 
-/// What the loop needs to issue the next request: the free slots, what each busy one holds, and
-/// whether to stop issuing.
-struct Issuer {
+/// What the loop needs to issue the next request: what it works on and when to stop, the free
+/// slots, what each busy one holds, and whether to stop issuing.
+struct Issuer<'a, 'c> {
+    files: &'a [DriveFile],
+    limits: Limits,
+    deadline: Option<Instant>,
+    label: &'a str,
+    ctl: &'a Control<'c>,
     free: Vec<u32>,
     pending: Vec<Option<(OpSpec, Instant)>>,
     fill_state: Vec<FillState>,
@@ -158,22 +163,18 @@ struct Issuer {
     interrupted: bool,
 }
 
-impl Issuer {
+impl Issuer<'_, '_> {
     /// Issues requests until `qd` are in flight or a limit says stop, and says how many it
     /// issued. `last_completion` stands in for the clock: recent enough for the deadline, and
     /// one clock read less per request.
-    #[allow(clippy::too_many_arguments)]
     fn top_up(
         &mut self,
         backend: &mut dyn IoBackend,
-        files: &[DriveFile],
         pattern: &mut dyn Pattern,
-        limits: Limits,
-        deadline: Option<Instant>,
         last_completion: Instant,
-        label: &str,
-        ctl: &Control<'_>,
     ) -> Result<usize> {
+        let (files, limits, deadline, label, ctl) =
+            (self.files, self.limits, self.deadline, self.label, self.ctl);
         let qd = backend.queue_depth();
         let mut issued = 0;
         while !self.stopping && self.in_flight < qd {
@@ -244,7 +245,13 @@ pub fn drive(
     ctl: &Control<'_>,
 ) -> Result<DriveStats> {
     let qd = backend.queue_depth();
+    let start = Instant::now();
     let mut is = Issuer {
+        files,
+        limits,
+        deadline: limits.duration.map(|d| start + d),
+        label,
+        ctl,
         free: (0..qd as u32).rev().collect(),
         pending: vec![None; qd],
         fill_state: vec![FillState::default(); qd],
@@ -263,24 +270,13 @@ pub fn drive(
     };
     ctl.progress.begin(label, total, unit);
     let cpu0 = thread_cpu_s();
-    let start = Instant::now();
-    let deadline = limits.duration.map(|d| start + d);
     let mut last_progress = start;
     let mut last_completion = start;
     // Only a studio's ranks need the timeline (for their stonewalled totals).
     let mut timeline = Vec::new();
     let mut next_mark = (!ctl.world.is_alone()).then(|| start + TIMELINE_STEP);
 
-    is.top_up(
-        backend,
-        files,
-        pattern,
-        limits,
-        deadline,
-        last_completion,
-        label,
-        ctl,
-    )?;
+    is.top_up(backend, pattern, last_completion)?;
     while is.in_flight > 0 {
         done.clear();
         backend.complete(1, &mut done)?;
@@ -291,7 +287,6 @@ pub fn drive(
                 unreachable!("completion for an idle slot {}", c.slot)
             };
             is.in_flight -= 1;
-            let (slot, result) = (c.slot, c.result);
             let f = &files[spec.file as usize];
             let what = || {
                 format!(
@@ -306,7 +301,7 @@ pub fn drive(
                     f.path.display()
                 )
             };
-            let n = completion_bytes(result, what)?;
+            let n = completion_bytes(c.result, what)?;
             if n != u64::from(spec.len) {
                 return Err(Error::ShortIo {
                     op: if spec.kind == OpKind::Read {
@@ -323,7 +318,7 @@ pub fn drive(
             let dir = match spec.kind {
                 OpKind::Read => {
                     if let Some(id) = f.content_id {
-                        let buf = &backend.slot(slot)[..spec.len as usize];
+                        let buf = &backend.slot(c.slot)[..spec.len as usize];
                         content::verify(buf, id, spec.offset, false).map_err(|m| {
                             Error::Verify {
                                 path: f.path.clone(),
@@ -354,36 +349,14 @@ pub fn drive(
             dir.ops += 1;
             dir.bytes += n;
             dir.latency.record(now - t);
-            is.free.push(slot);
+            is.free.push(c.slot);
             // The slot is free again: its next request goes to the device now, not after the
             // rest of the batch has been checked. After the batch's last one, the wait for the
             // next completion sends it.
-            let issued = is.top_up(
-                backend,
-                files,
-                pattern,
-                limits,
-                deadline,
-                last_completion,
-                label,
-                ctl,
-            )?;
+            let issued = is.top_up(backend, pattern, last_completion)?;
             if issued > 0 && i + 1 < done.len() {
                 backend.flush()?;
             }
-        }
-        if done.is_empty() {
-            // A wait cut short: issue what the limits still allow.
-            is.top_up(
-                backend,
-                files,
-                pattern,
-                limits,
-                deadline,
-                last_completion,
-                label,
-                ctl,
-            )?;
         }
         // Entry i holds what was done by (i + 1) steps: each step passed gets the totals so far.
         if let Some(mark) = next_mark.as_mut() {
@@ -429,6 +402,19 @@ mod tests {
         max_seen_in_flight: usize,
         /// What the driver asked for, in order: s(ubmit), f(lush), c(omplete).
         calls: String,
+    }
+
+    impl MemBackend {
+        /// `slots` buffers of `buf_len` bytes over `data_len` bytes of zeroes.
+        fn new(slots: usize, buf_len: usize, data_len: usize) -> MemBackend {
+            MemBackend {
+                data: vec![0; data_len],
+                bufs: (0..slots).map(|_| AlignedBuf::new(buf_len)).collect(),
+                queue: vec![],
+                max_seen_in_flight: 0,
+                calls: String::new(),
+            }
+        }
     }
 
     impl IoBackend for MemBackend {
@@ -529,13 +515,7 @@ mod tests {
     /// with nothing left to issue nothing is flushed.
     #[test]
     fn a_freed_slot_is_refilled_before_the_next_completion_is_checked() {
-        let mut be = MemBackend {
-            data: vec![0; 1 << 20],
-            bufs: (0..4).map(|_| AlignedBuf::new(4096)).collect(),
-            queue: vec![],
-            max_seen_in_flight: 0,
-            calls: String::new(),
-        };
+        let mut be = MemBackend::new(4, 4096, 1 << 20);
         let files = [DriveFile {
             path: "mem".into(),
             content_id: None,
@@ -560,13 +540,7 @@ mod tests {
 
     #[test]
     fn writes_then_reads_verify_and_count() {
-        let mut be = MemBackend {
-            data: vec![0; 1 << 20],
-            bufs: (0..4).map(|_| AlignedBuf::new(65536)).collect(),
-            queue: vec![],
-            max_seen_in_flight: 0,
-            calls: String::new(),
-        };
+        let mut be = MemBackend::new(4, 65536, 1 << 20);
         let files = [DriveFile {
             path: "mem".into(),
             content_id: Some(9),
@@ -627,13 +601,7 @@ mod tests {
         // write phase 0 again (1 MiB further on, where the noise repeats). The second write must
         // not keep the read's bytes as its noise. `run`'s mix did, and a later read caught it.
         let len = 2 << 20;
-        let mut be = MemBackend {
-            data: vec![0; len],
-            bufs: vec![AlignedBuf::new(8192)],
-            queue: vec![],
-            max_seen_in_flight: 0,
-            calls: String::new(),
-        };
+        let mut be = MemBackend::new(1, 8192, len);
         let files = [DriveFile {
             path: "mem".into(),
             content_id: Some(3),
@@ -673,13 +641,7 @@ mod tests {
 
     #[test]
     fn cancel_stops_before_issuing() {
-        let mut be = MemBackend {
-            data: vec![0; 1 << 20],
-            bufs: vec![AlignedBuf::new(4096)],
-            queue: vec![],
-            max_seen_in_flight: 0,
-            calls: String::new(),
-        };
+        let mut be = MemBackend::new(1, 4096, 1 << 20);
         let files = [DriveFile {
             path: "mem".into(),
             content_id: None,

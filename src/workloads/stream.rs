@@ -443,16 +443,14 @@ impl Streaming {
 
 /// What one track's files take on disk, on average over the tracks of one count of a search
 /// (`per` tracks, of which `per - 1` record for hdr): a playback file holds at most
-/// `PLAY_FILE_MAX_S` with direct I/O (its reads wrap), a record file the whole run. (Counting a
-/// recording's length for every playback track stopped a search of this VM's disk at 8734
-/// tracks "at the free space test files may take", when they took 13 GB of its 29.)
+/// `PLAY_FILE_MAX_S` with direct I/O (its reads wrap), a record file the whole run.
 fn track_disk_bytes(kind: StreamKind, base: &StreamSpec, per: f64) -> f64 {
     let play = (crate::stream::play_file_bytes(base) + DATA_OFFSET) as f64;
     let rec = (crate::stream::record_file_bytes(base) + DATA_OFFSET) as f64;
     match kind {
         StreamKind::Play => play,
         StreamKind::Record => rec,
-        StreamKind::Hdr => (play + (per - 1.0).max(0.0) * rec) / per.max(1.0),
+        StreamKind::Hdr => (play + (per - 1.0) * rec) / per,
     }
 }
 
