@@ -15,7 +15,7 @@
 
 use serde_json::Value;
 
-mod common;
+use crate::common;
 
 use common::capped::fixture;
 

@@ -730,22 +730,10 @@ impl Drop for Unmount {
 
 #[test]
 fn run_is_the_standard_suite_with_a_summary() {
-    let t = tempfile::tempdir().unwrap();
-    let json = t.path().join("run.json");
-    let target = t.path().join("disk");
-    std::fs::create_dir(&target).unwrap();
-    let out = tb()
-        .current_dir(&target)
-        .args(["run", "-q", "--json"])
-        .arg(&json)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    // The newcomer's run, shared with report.rs's test of its report and store.
+    let run = crate::common::newcomer_run();
+    let (stdout, target, json) = (&run.stdout, &run.target, &run.json);
+    assert!(run.success, "{}", run.stderr);
     assert!(
         stdout.contains("Summary (48k/24/mono, 144 kB/s per track)"),
         "{stdout}"
@@ -825,9 +813,9 @@ fn run_is_the_standard_suite_with_a_summary() {
     // The current directory is the default target.
     assert_eq!(
         v["target"]["path"],
-        std::fs::canonicalize(&target).unwrap().to_str().unwrap()
+        std::fs::canonicalize(target).unwrap().to_str().unwrap()
     );
-    assert_clean(&target);
+    assert_clean(target);
 }
 
 fn section_detail(doc: &Value) -> &Value {

@@ -2,7 +2,7 @@
 //! passes, and an offline export whose 24-bit files are valid WAV holding exactly the normalised
 //! conversion of what was rendered.
 
-mod common;
+use crate::common;
 
 use common::tb;
 use predicates::prelude::*;

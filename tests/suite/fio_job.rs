@@ -2,7 +2,7 @@
 //! fio itself accepts and runs (Debian's `fio`, installed by `.ci/run`), reading and writing
 //! only its own files in the target and removing them.
 
-mod common;
+use crate::common;
 
 use common::tb;
 use predicates::prelude::*;

@@ -3,7 +3,7 @@
 //! real browser (headless Chromium) with every chart drawn, no console message, no network and
 //! no script; screenshots are kept under target/report-screenshots for a person to look at.
 
-mod common;
+use crate::common;
 
 use common::tb;
 use common::webdriver::Browser;
@@ -102,23 +102,16 @@ fn check_in_browser(b: &Browser, page: &Path, expect: Expect<'_>) {
 /// browser with every chart drawn.
 #[test]
 fn a_newcomers_run_stores_its_result_and_writes_a_report_a_browser_draws_whole() {
-    let t = tempfile::tempdir().unwrap();
-    let home = t.path().join("xdg");
-    let target = t.path().join("music");
-    std::fs::create_dir(&target).unwrap();
+    // The newcomer's run, shared with cli.rs's test of its document and summary.
+    let run = common::newcomer_run();
+    let (home, target) = (&run.home, &run.target);
     let tbh = || {
         let mut c = tb();
-        c.env("XDG_DATA_HOME", &home);
+        c.env("XDG_DATA_HOME", home);
         c
     };
-    let out = tbh()
-        .current_dir(&target)
-        .args(["run", "-q"])
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
+    let (stdout, stderr) = (&run.stdout, &run.stderr);
+    assert!(run.success, "{stderr}");
     assert!(stderr.contains("stored as result 1"), "{stderr}");
     let line = stdout
         .lines()
@@ -135,7 +128,7 @@ fn a_newcomers_run_stores_its_result_and_writes_a_report_a_browser_draws_whole()
         !html.contains("<script") && !outside.contains("http://") && !outside.contains("https://")
     );
     // The only things left in the folder: the report asked for. No test data.
-    let left: Vec<_> = std::fs::read_dir(&target)
+    let left: Vec<_> = std::fs::read_dir(target)
         .unwrap()
         .flatten()
         .map(|e| e.file_name().to_string_lossy().into_owned())
@@ -160,7 +153,7 @@ fn a_newcomers_run_stores_its_result_and_writes_a_report_a_browser_draws_whole()
     let md = String::from_utf8_lossy(&md.stdout);
     assert!(md.starts_with("# trackbench: playback"), "{md}");
     assert!(md.contains("| 4K |") && md.contains("```text"), "{md}");
-    let again = t.path().join("again.html");
+    let again = run.dir.join("again.html");
     tbh()
         .args(["report", "1", "-o"])
         .arg(&again)

@@ -1,7 +1,7 @@
 //! `sampler` through the binary: a real run on a temporary directory (its library laid out,
 //! preloaded, streamed, checked and removed), a search on a simulated device, and the flags.
 
-mod common;
+use crate::common;
 
 use common::tb;
 use predicates::prelude::*;

@@ -1,7 +1,7 @@
 //! The result store through the binary: every result kept by default, `history`, `show` and
 //! `compare` on it — the same tests on an SQLite file and on a real PostgreSQL server.
 
-mod common;
+use crate::common;
 
 use common::postgres::Server;
 use common::tb;

@@ -1,12 +1,12 @@
 //! A studio on one shared storage: trackbench under mpirun, every rank a workstation. Run with
-//! the `mpi` feature (`cargo test --features mpi --test studio`); `.ci/run` installs OpenMPI
+//! the `mpi` feature (`cargo test --features mpi --test suite studio::`); `.ci/run` installs OpenMPI
 //! and requires it. The NAS fixture is the capped loop device with every rank in its one blkio
 //! group: the storage's total rate is known exactly, so the studio's total must land in
 //! [0.9, 1.0] of the bound, and each workstation's count near a third of it.
 
 #![cfg(all(feature = "mpi", target_os = "linux"))]
 
-mod common;
+use crate::common;
 
 use common::capped::fixture;
 use serde_json::Value;

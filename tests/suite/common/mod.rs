@@ -53,3 +53,65 @@ pub fn wait_clean(dir: &std::path::Path) {
         dir.display()
     );
 }
+
+/// The newcomer's `run`, as the README's first command runs it: `run -q --json DIR/run.json` in
+/// a folder of its own (the current directory, the default target), with a store of its own. It
+/// takes minutes of the machine, so the tests that check it (its result document and summary in
+/// cli.rs, its report and store in report.rs) share one: the first to ask runs it, the others
+/// wait for it. Its directory is under target/ and goes when the last of them is done with it.
+pub struct NewcomerRun {
+    pub dir: PathBuf,
+    /// The folder measured, the current directory of the run: it holds the report afterwards.
+    pub target: PathBuf,
+    /// The run's store (`XDG_DATA_HOME`).
+    pub home: PathBuf,
+    /// The result document (`--json`).
+    pub json: PathBuf,
+    pub success: bool,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// How many tests check the newcomer's run; when all have had it, the last one removes it.
+const NEWCOMER_USERS: usize = 2;
+
+pub fn newcomer_run() -> std::sync::Arc<NewcomerRun> {
+    use std::sync::{Arc, Mutex};
+    static RUN: Mutex<(Option<Arc<NewcomerRun>>, usize)> = Mutex::new((None, 0));
+    let mut state = RUN.lock().unwrap_or_else(|e| e.into_inner());
+    if state.0.is_none() && state.1 == 0 {
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("newcomer-run");
+        let _ = std::fs::remove_dir_all(&dir);
+        let (target, home, json) = (dir.join("music"), dir.join("xdg"), dir.join("run.json"));
+        std::fs::create_dir_all(&target).expect("a folder under target/");
+        let out = tb()
+            .current_dir(&target)
+            .env("XDG_DATA_HOME", &home)
+            .args(["run", "-q", "--json"])
+            .arg(&json)
+            .output()
+            .expect("trackbench runs");
+        state.0 = Some(Arc::new(NewcomerRun {
+            dir,
+            target,
+            home,
+            json,
+            success: out.status.success(),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }));
+    }
+    state.1 += 1;
+    let run = state.0.clone().expect("run once");
+    if state.1 >= NEWCOMER_USERS {
+        // The last user's handle is the last one: the directory goes when it is dropped.
+        state.0 = None;
+    }
+    run
+}
+
+impl Drop for NewcomerRun {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
