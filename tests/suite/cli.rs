@@ -750,7 +750,7 @@ fn run_is_the_standard_suite_with_a_summary() {
         "{stdout}"
     );
     assert!(stdout.contains("While recording "), "{stdout}");
-    let v: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let v: Value = serde_json::from_slice(&std::fs::read(json).unwrap()).unwrap();
     let strings = |list: &Value, key: &str| -> Vec<String> {
         list.as_array()
             .unwrap()
