@@ -273,6 +273,58 @@ def check(args):
             fx.close()
 
 
+def record_check(args):
+    """The record side: on a fixture whose *writes* the kernel caps (--cap-bps), Ardour records N
+    tracks for --roll seconds with each preset (a track lost samples where its file is shorter
+    than the transport ran: Ardour drops a period its capture buffer cannot take), and
+    `trackbench record --tracks N --profile ardour-<preset>` runs as long on the same fixture, with
+    the default engine (direct writes) beside it. Prints one table row per count and preset."""
+    import wave
+    cap = args.cap_bps
+    bound = cap / FORMATS["int24"][1]
+    print(f"# recording on a device whose writes are capped at {cap} B/s (bound {bound:.1f} tracks of 24-bit), "
+          f"{args.roll} s takes")
+    print("| tracks | preset | Ardour: tracks that lost samples | profile | default engine (direct writes) |")
+    print("| --- | --- | --- | --- | --- |", flush=True)
+    tb = os.environ.get("TRACKBENCH_BIN", f"{ROOT}/target/release/trackbench")
+
+    def tb_record(fx, n, profile):
+        extra = ["--profile", profile] if profile else []
+        out = fx.run([tb, "record", fx.mnt, "--tracks", str(n), "--duration", f"{args.roll}s",
+                      "--format", FORMATS["int24"][0], "--json", "-", "-q", "--no-store", *extra],
+                     env=dict(os.environ, XDG_DATA_HOME=os.path.join(fx.work, "xdg")))
+        if out.returncode not in (0, 1):
+            sys.exit(f"trackbench failed:\n{out.stderr[-2000:]}")
+        d = json.loads(out.stdout)["sections"][0]["detail"]
+        return f"{d['verdict']} ({d['overruns']} overruns)"
+
+    for n in map(int, args.record_at.split(",")):
+        for preset in args.presets.split(","):
+            size = max(4, math.ceil(n * (args.roll + 10) * FORMATS["int24"][1] * 2.5 / 2**30) + 2)
+            fx = Capped(size, write_bps=cap)
+            try:
+                session = os.path.join(fx.mnt, "session")
+                out = fx.run([LUASESSION, f"{HERE}/ardour/record.lua", session, str(n), str(args.roll),
+                              "int24", preset], env=ardour_env(fx.work), timeout=args.roll + 300)
+                m = re.search(r"^recorded\s+(\d+)\s+tracks of\s+([\d.]+)\s+s", out.stdout, re.M)
+                if out.returncode != 0 or not m:
+                    sys.exit(f"Ardour did not record:\n{out.stdout[-2000:]}\n{out.stderr[-2000:]}")
+                rolled = float(m.group(2))
+                files = glob.glob(os.path.join(session, "interchange", "*", "audiofiles", "*.wav"))
+                short = 0
+                for f in files:
+                    with wave.open(f) as w:
+                        short += w.getnframes() < round(rolled * 48000) - 1024
+                shutil.rmtree(session)
+                os.sync()
+                ardour = f"{short} of {len(files)} ({rolled:.1f} s rolled)"
+                profile = tb_record(fx, n, f"ardour-{preset.lower()}")
+                default = tb_record(fx, n, None)
+            finally:
+                fx.close()
+            print(f"| {n} | {preset} | {ardour} | {profile} | {default} |", flush=True)
+
+
 def main():
     # A kill (or the test's timeout) cleans up as an exception does.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit("stopped"))
@@ -295,6 +347,9 @@ def main():
                     help="Ardour's maxima only (the profiles' answers come from another run)")
     ap.add_argument("--no-ardour", action="store_true",
                     help="the profiles' answers only, on a fixture of the same cap")
+    ap.add_argument("--record-at", default=None,
+                    help="the record side instead: Ardour and the profile recording these track counts "
+                         "(comma-separated) on a device whose writes are capped at --cap-bps")
     ap.add_argument("--record-tracks", type=int, default=None,
                     help="tracks Ardour records (default: 1.5 x the bound of a bandwidth cap)")
     args = ap.parse_args()
@@ -306,6 +361,8 @@ def main():
         args.cap_bps = 21000000
     if args.check:
         return check(args)
+    if args.record_at:
+        return record_check(args)
     cap = f"{args.cap_bps} B/s" if args.cap_bps else f"{args.cap_iops} IOPS"
     print(f"# Ardour 7 against trackbench's ardour-* profiles, reads capped at {cap}, roll {args.roll} s")
     print("| format | preset | Ardour's max (each repeat) | trackbench | ratio |")

@@ -8,7 +8,8 @@
 //! aim (issue 17) and not met: on this fixture the prediction is about half of what Ardour
 //! plays, and Ardour's own maximum moves with the host and the device's read-ahead
 //! (BENCHMARKS.md has the table, and why). `bench/ardour.py --check` does the work (the same
-//! harness as BENCHMARKS.md's table); this test runs it and reads its line.
+//! harness as BENCHMARKS.md's table); this test runs it and reads its line. The record side
+//! (`bench/ardour.py --record-at`) runs beside it on a fixture of its own.
 //!
 //! Needs root (loop devices, mounts, blkio) and Ardour; skipped with a line on stderr without
 //! them, failed instead where `TRACKBENCH_TEST_REQUIRE` names `ardour` (.ci/run installs it).
@@ -78,5 +79,71 @@ fn ardour_plays_what_its_profile_predicts() {
         field("bound_dropouts") > 0,
         "Ardour played {} tracks, the cap's bound, without a dropout: the fixture does not bind it: {line}",
         field("bound_tracks")
+    );
+}
+
+/// The record side (issue 17), on a fixture of its own whose *writes* the kernel caps at 21 MB/s
+/// (the bound: 145.8 tracks of 24-bit): Ardour records 300 tracks for a minute with its Medium
+/// buffers, and `record --tracks 300 --profile ardour-medium` runs as long on the same fixture.
+/// They must agree: the profile passes exactly where Ardour kept every sample (both write
+/// through the page cache, which holds a minute of 300 tracks; BENCHMARKS.md has the table for
+/// every preset). The default engine's direct writes beside them must fail: the cap binds what
+/// reaches the device, so the agreement says something.
+#[test]
+fn ardour_and_its_profile_record_alike_on_a_write_capped_device() {
+    if !Path::new(LUASESSION).exists() {
+        return common::missing("ardour", "/usr/lib/ardour7/luasession is not installed");
+    }
+    if !trackbench::platform::is_root() {
+        return common::missing("ardour", "the fixture needs root (loop devices, blkio)");
+    }
+    let out = Command::new("python3")
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/bench/ardour.py"))
+        .args([
+            "--record-at",
+            "300",
+            "--presets",
+            "Medium",
+            "--cap-bps",
+            "21000000",
+            "--roll",
+            "60",
+        ])
+        .env("TRACKBENCH_BIN", env!("CARGO_BIN_EXE_trackbench"))
+        .output()
+        .expect("python3 runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "the harness failed:\n{stdout}\n{stderr}"
+    );
+    let row = stdout
+        .lines()
+        .find(|l| l.starts_with("| 300 | Medium |"))
+        .unwrap_or_else(|| panic!("no row for 300 tracks:\n{stdout}\n{stderr}"));
+    eprintln!("{row}");
+    let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+    // ["", "300", "Medium", "K of F (R s rolled)", "verdict (N overruns)", "verdict (…)", ""]
+    let (ardour, profile, default) = (cells[3], cells[4], cells[5]);
+    let lost: u32 = ardour
+        .split_whitespace()
+        .next()
+        .and_then(|k| k.parse().ok())
+        .unwrap_or_else(|| panic!("no count in {ardour:?}: {row}"));
+    let files: u32 = ardour
+        .split_whitespace()
+        .nth(2)
+        .and_then(|k| k.parse().ok())
+        .unwrap_or_else(|| panic!("no file count in {ardour:?}: {row}"));
+    assert_eq!(files, 300, "Ardour recorded {files} files, not 300: {row}");
+    assert_eq!(
+        profile.starts_with("pass"),
+        lost == 0,
+        "ardour-medium says {profile} where Ardour lost samples on {lost} of 300 tracks: {row}"
+    );
+    assert!(
+        default.starts_with("fail"),
+        "direct writes of 300 tracks passed a 21 MB/s write cap (bound 145.8): {row}"
     );
 }
