@@ -196,16 +196,24 @@ def bisect(fx, session, preset, fmt, roll, guess, limit, log):
         n = (lo + hi) // 2
 
 
-def trackbench(fx, preset, fmt, runs):
+def trackbench_detail(fx, args, ok=(0,)):
+    """Runs trackbench ARGS inside the fixture's group (its store in the fixture's directory) and
+    returns its first section's detail; exits where its code is not in `ok`."""
     out = fx.run(
-        [os.environ.get("TRACKBENCH_BIN", f"{ROOT}/target/release/trackbench"), "play", fx.mnt, "--find-max", "--profile",
-         f"ardour-{preset.lower()}", "--format", FORMATS[fmt][0], "--json", "-", "-q", "--no-store"],
+        [os.environ.get("TRACKBENCH_BIN", f"{ROOT}/target/release/trackbench"), *args,
+         "--json", "-", "-q", "--no-store"],
         env=dict(os.environ, XDG_DATA_HOME=os.path.join(fx.work, "xdg")),
     )
-    if out.returncode != 0:
+    if out.returncode not in ok:
         sys.exit(f"trackbench failed:\n{out.stderr[-2000:]}")
-    s = json.loads(out.stdout)["sections"][0]["detail"]["searches"][0]
-    return s["play_tracks"]
+    return json.loads(out.stdout)["sections"][0]["detail"]
+
+
+def trackbench(fx, preset, fmt):
+    """The profile's answer: `play --find-max --profile ardour-<preset>` on the fixture."""
+    d = trackbench_detail(fx, ["play", fx.mnt, "--find-max", "--profile", f"ardour-{preset.lower()}",
+                               "--format", FORMATS[fmt][0]])
+    return d["searches"][0]["play_tracks"]
 
 
 def check(args):
@@ -238,7 +246,7 @@ def check(args):
         n_rec = bound or 300
         recording = start_recording(fx, staging, n_rec, secs, fmt)
         try:
-            predicted = trackbench(fx, preset, fmt, 1)
+            predicted = trackbench(fx, preset, fmt)
         finally:
             recorded = finish_recording(recording, secs)
         searched = time.monotonic() - start
@@ -286,16 +294,11 @@ def record_check(args):
           f"{args.roll} s takes")
     print("| tracks | preset | Ardour: tracks that lost samples | profile | default engine (direct writes) |")
     print("| --- | --- | --- | --- | --- |", flush=True)
-    tb = os.environ.get("TRACKBENCH_BIN", f"{ROOT}/target/release/trackbench")
 
     def tb_record(fx, n, profile):
         extra = ["--profile", profile] if profile else []
-        out = fx.run([tb, "record", fx.mnt, "--tracks", str(n), "--duration", f"{args.roll}s",
-                      "--format", FORMATS["int24"][0], "--json", "-", "-q", "--no-store", *extra],
-                     env=dict(os.environ, XDG_DATA_HOME=os.path.join(fx.work, "xdg")))
-        if out.returncode not in (0, 1):
-            sys.exit(f"trackbench failed:\n{out.stderr[-2000:]}")
-        d = json.loads(out.stdout)["sections"][0]["detail"]
+        d = trackbench_detail(fx, ["record", fx.mnt, "--tracks", str(n), "--duration", f"{args.roll}s",
+                                   "--format", FORMATS["int24"][0], *extra], ok=(0, 1))
         return f"{d['verdict']} ({d['overruns']} overruns)"
 
     for n in map(int, args.record_at.split(",")):
@@ -378,7 +381,7 @@ def main():
             session = os.path.join(fx.mnt, "session")
             if args.no_ardour:
                 for preset in args.presets.split(","):
-                    print(f"| {fmt} | {preset} | - | {trackbench(fx, preset, fmt, 1)} | - |", flush=True)
+                    print(f"| {fmt} | {preset} | - | {trackbench(fx, preset, fmt)} | - |", flush=True)
                 continue
             print(f"<!-- {fmt}: {record(fx, session, n_rec, secs, fmt)} -->", flush=True)
             for preset in args.presets.split(","):
@@ -401,7 +404,7 @@ def main():
                 if args.at:
                     continue
                 best = sorted(found)[len(found) // 2]
-                predicted = "-" if args.no_trackbench else trackbench(fx, preset, fmt, 1)
+                predicted = "-" if args.no_trackbench else trackbench(fx, preset, fmt)
                 ratio = "-" if args.no_trackbench else f"{predicted / best:.3f}"
                 print(f"| {fmt} | {preset} | {', '.join(map(str, found))} | {predicted} | {ratio} |",
                       flush=True)
