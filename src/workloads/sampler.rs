@@ -530,9 +530,12 @@ impl Workload for Sampler {
             ((guess * 0.95) as u32).max(1),
             limit,
             0.02,
-            |v, _confirm| {
+            |v, confirm| {
                 let mut s = base.clone();
                 s.play_tracks = v;
+                if confirm {
+                    s.duration_ns = s.duration_ns.max((sampler::CONFIRM_RUN_S * 1e9) as u64);
+                }
                 match self.one(env, &s, &lib, &spans, &mut rings) {
                     Ok(o) if o.interrupted => Ok(None),
                     Ok(o) => Ok(Some(ProbeResult {
