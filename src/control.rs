@@ -12,12 +12,54 @@ pub enum ProgressUnit {
     Count,
 }
 
+/// One track group's rings at a moment: the worst and the mean, each as a share (0..=1) of
+/// what the ring holds (playback: audio ahead; recording: room left).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct GroupFill {
+    pub worst: f64,
+    pub mean: f64,
+}
+
+/// A streaming run as it goes, sampled by the butler a few times a second (never by the
+/// real-time thread).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct StreamLive {
+    /// Run time, and how long the run is planned to last.
+    pub t_ms: f64,
+    pub planned_ms: f64,
+    pub play_tracks: u32,
+    pub record_tracks: u32,
+    pub play: Option<GroupFill>,
+    pub record: Option<GroupFill>,
+    /// The share of a ring below which a run is marginal.
+    pub margin: f64,
+    /// Underruns and overruns so far.
+    pub xruns: u64,
+    /// Bytes read and written since the clock started.
+    pub read_bytes: u64,
+    pub written_bytes: u64,
+}
+
+/// What a live view shows beside the progress bar.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Live {
+    Stream(StreamLive),
+    /// A search's probe ended: the count it tried and its verdict's word.
+    Probe {
+        count: u32,
+        verdict: &'static str,
+        confirmation: bool,
+    },
+}
+
 /// Receives progress; the binary draws bars, tests ignore it. Called at most every few
 /// milliseconds from the measuring thread.
 pub trait Progress {
     fn begin(&self, label: &str, total: u64, unit: ProgressUnit);
     fn set(&self, position: u64);
     fn end(&self);
+    /// What a live view shows (ring fill, probes); a terminal ignores it.
+    fn live(&self, _event: &Live) {}
 }
 
 /// Progress that goes nowhere.

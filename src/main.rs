@@ -170,7 +170,8 @@ fn space_hint(c: &Command) -> Option<&'static str> {
         | Command::History(_)
         | Command::Show(_)
         | Command::Compare(_)
-        | Command::Report(_) => None,
+        | Command::Report(_)
+        | Command::Ui(_) => None,
     }
 }
 
@@ -178,6 +179,9 @@ fn space_hint(c: &Command) -> Option<&'static str> {
 struct Ctx<'a> {
     cancel: &'a AtomicBool,
     world: &'a dyn World,
+    /// The browser face watching this run (`trackbench ui`), with the command line it stands
+    /// for (what the result records).
+    observer: Option<(&'a dyn cli::ui::Observer, &'a [String])>,
 }
 
 /// The world of ranks this process belongs to: an MPI job's when a launcher started it and the
@@ -196,6 +200,7 @@ fn world_for(c: &Command) -> Result<Option<Ranks>> {
             | Command::Show(_)
             | Command::Compare(_)
             | Command::Report(_)
+            | Command::Ui(_)
     );
     #[cfg(feature = "mpi")]
     if measures {
@@ -232,13 +237,36 @@ fn dispatch(cli: Cli, cancel: &AtomicBool) -> Result<ExitCode> {
     let world = ranks
         .as_ref()
         .map_or(&Alone as &dyn World, |w| w as &dyn World);
-    let ctx = &Ctx { cancel, world };
+    if let Command::Ui(a) = &cli.command {
+        return cli::ui::serve(a, cancel, run_for_ui);
+    }
+    let ctx = &Ctx {
+        cancel,
+        world,
+        observer: None,
+    };
     let done = run_command(cli, ctx);
     // A rank that stops on an error or a signal does not wait for the others to leave.
     if done.is_err() || cancel.load(Ordering::Relaxed) {
         world.forsake();
     }
     done
+}
+
+/// A run the browser face started: the command line it built, run as the terminal would run
+/// it, with `observer` told what happens.
+fn run_for_ui(
+    args: &[String],
+    cancel: &AtomicBool,
+    observer: &dyn cli::ui::Observer,
+) -> Result<ExitCode> {
+    let cli = Cli::try_parse_from(args)?;
+    let ctx = &Ctx {
+        cancel,
+        world: &Alone,
+        observer: Some((observer, args)),
+    };
+    run_command(cli, ctx)
 }
 
 fn run_command(cli: Cli, ctx: &Ctx<'_>) -> Result<ExitCode> {
@@ -366,6 +394,7 @@ fn run_command(cli: Cli, ctx: &Ctx<'_>) -> Result<ExitCode> {
         Command::Show(a) => show(&a),
         Command::Compare(a) => compare(&a),
         Command::Report(a) => report_cmd(&a),
+        Command::Ui(_) => bail!("ui runs no measurement of its own"),
     }
 }
 
@@ -380,14 +409,42 @@ fn role_counts(kind: StreamKind, tracks: u32) -> (u32, u32) {
 /// The terminal and `--json` presenter of a session.
 struct Printer<'a> {
     bars: Bars,
+    observer: Option<&'a dyn cli::ui::Observer>,
     out: std::cell::RefCell<Box<dyn Write>>,
     json_out: Option<&'a Output>,
     target_arg: &'a Path,
 }
 
+/// Progress goes to the bars and to the browser face, where one watches.
+impl trackbench::control::Progress for Printer<'_> {
+    fn begin(&self, label: &str, total: u64, unit: trackbench::control::ProgressUnit) {
+        self.bars.begin(label, total, unit);
+        if let Some(o) = self.observer {
+            o.begin(label, total, unit);
+        }
+    }
+    fn set(&self, position: u64) {
+        self.bars.set(position);
+        if let Some(o) = self.observer {
+            o.set(position);
+        }
+    }
+    fn end(&self) {
+        self.bars.end();
+        if let Some(o) = self.observer {
+            o.end();
+        }
+    }
+    fn live(&self, event: &trackbench::control::Live) {
+        if let Some(o) = self.observer {
+            o.live(event);
+        }
+    }
+}
+
 impl trackbench::session::Sink for Printer<'_> {
     fn progress(&self) -> &dyn trackbench::control::Progress {
-        &self.bars
+        self
     }
     fn data_dir_opened(&self, root: &Path) {
         let _ = SECOND_SIGNAL_MESSAGE.set(
@@ -401,13 +458,20 @@ impl trackbench::session::Sink for Printer<'_> {
     }
     fn note(&self, note: &str) {
         self.bars.note(&format!("note: {note}"));
+        if let Some(o) = self.observer {
+            o.note(note);
+        }
     }
     fn started(&self, doc: &ResultDoc) {
         let _ = write!(self.out.borrow_mut(), "{}", report::terminal::header(doc));
     }
     fn section(&self, section: &trackbench::result::Section) {
+        let text = report::terminal::section(section);
+        if let Some(o) = self.observer {
+            o.section(&section.workload, &text);
+        }
         let mut out = self.out.borrow_mut();
-        let _ = write!(out, "\n{}", report::terminal::section(section));
+        let _ = write!(out, "\n{text}");
         let _ = out.flush();
     }
     fn finished(&self, doc: &ResultDoc) -> trackbench::error::Result<()> {
@@ -487,10 +551,7 @@ fn measure(req: Request<'_>, ctx: &Ctx<'_>) -> Result<ExitCode> {
                 "--fio-job: {name} has no measurement fio can run (the real-time ones are trackbench's own)"
             );
         }
-        let command = std::env::args_os()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect::<Vec<_>>()
-            .join(" ");
+        let command = command_line(ctx).join(" ");
         out.write(&trackbench::fio::job_file(
             &command,
             &target_info,
@@ -512,13 +573,11 @@ fn measure(req: Request<'_>, ctx: &Ctx<'_>) -> Result<ExitCode> {
         runs: settings.runs,
         keep: common.keep,
         name: name.to_string(),
-        // The command line as given; a path that is not UTF-8 is recorded lossily.
-        command: std::env::args_os()
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect(),
+        command: command_line(ctx),
     };
     let printer = Printer {
         bars: Bars::new(common.quiet || !root),
+        observer: ctx.observer.map(|(o, _)| o),
         out: std::cell::RefCell::new(if !root {
             Box::new(std::io::sink())
         } else if json_to_stdout {
@@ -575,6 +634,7 @@ fn measure(req: Request<'_>, ctx: &Ctx<'_>) -> Result<ExitCode> {
         let _ = write!(out, "{}", report::terminal::document(&doc));
         *printer.out.borrow_mut() = Box::new(std::io::sink());
     }
+    let mut stored_id = None;
     if !common.no_store && measured {
         // After the cleanup (the JSON was saved before it); a store that cannot take the
         // result costs the user the history entry, not the run.
@@ -582,10 +642,13 @@ fn measure(req: Request<'_>, ctx: &Ctx<'_>) -> Result<ExitCode> {
             let id = s.save(&doc)?;
             Ok((id, s.location()))
         }) {
-            Ok((id, at)) => printer.bars.note(&format!(
-                "stored as result {id} in {at} (trackbench show {id}{})",
-                db_flag(&common.store)
-            )),
+            Ok((id, at)) => {
+                stored_id = Some(id);
+                printer.bars.note(&format!(
+                    "stored as result {id} in {at} (trackbench show {id}{})",
+                    db_flag(&common.store)
+                ))
+            }
             Err(e) => doc
                 .warnings
                 .push(format!("not stored: {e} (--no-store skips the store)")),
@@ -602,8 +665,19 @@ fn measure(req: Request<'_>, ctx: &Ctx<'_>) -> Result<ExitCode> {
     if let Some(studio) = report::terminal::studio(&doc) {
         let _ = write!(out, "\n{studio}");
     }
-    if let Some(summary) = report::summary::summary(&doc) {
+    let summary = report::summary::summary(&doc);
+    if let Some(summary) = &summary {
         let _ = write!(out, "\n{summary}");
+    }
+    if let Some(o) = printer.observer {
+        o.done(&cli::ui::Done {
+            stored: stored_id,
+            summary: summary.as_deref(),
+            headline: &report::summary::headline(&doc),
+            interrupted: doc.interrupted,
+            failure: failure.as_ref().map(|e| e.to_string()),
+            warnings: &doc.warnings,
+        });
     }
     for w in doc.warnings.iter().filter(|w| Some(*w) != stopped.as_ref()) {
         let _ = writeln!(out, "warning: {w}");
@@ -635,6 +709,17 @@ fn measure(req: Request<'_>, ctx: &Ctx<'_>) -> Result<ExitCode> {
         return Ok(ExitCode::from(EXIT_INTERRUPTED));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The command line a result records: as given, or as the browser face built it (a path that
+/// is not UTF-8 is recorded lossily).
+fn command_line(ctx: &Ctx<'_>) -> Vec<String> {
+    match ctx.observer {
+        Some((_, args)) => args.to_vec(),
+        None => std::env::args_os()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect(),
+    }
 }
 
 /// The `--db` a follow-up command needs to find the same store.

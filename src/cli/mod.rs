@@ -1,6 +1,7 @@
 //! Command-line arguments, and their conversion from raw flags into validated workload settings.
 
 pub mod progress;
+pub mod ui;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -75,6 +76,95 @@ pub enum Command {
     Compare(CompareArgs),
     /// A result as one self-contained HTML file with charts (or Markdown for a forum post).
     Report(ReportArgs),
+    /// The browser face: a local web page (this computer only) to pick a disk, start a search and watch it live.
+    Ui(UiArgs),
+}
+
+/// Builds what `command` would measure, without measuring: everything `main` does with the
+/// flags before it touches a target. Values the parser accepts but a workload refuses (a format,
+/// a profile, a range) are refused here, in the same words: the browser face refuses bad input
+/// with it before anything is written.
+pub fn check(command: &Command) -> Result<()> {
+    let stream = |s: &StreamOpts, c: &Common, kind, p, r, rec| -> Result<()> {
+        let format = c.settings(None)?.format;
+        s.workload(kind, format, p, r, rec)?;
+        Ok(())
+    };
+    match command {
+        Command::Run(a) => {
+            let format = a.common.settings(Some(&a.io))?.format;
+            trackbench::suite::standard(format)?;
+        }
+        Command::Seq(a) => {
+            a.common.settings(Some(&a.io))?;
+            a.workload(trackbench::target::TargetKind::Directory)?;
+        }
+        Command::Seek(a) => {
+            a.common.settings(Some(&a.io))?;
+            a.workload()?;
+        }
+        Command::Access(a) => {
+            a.common.settings(Some(&a.io))?;
+            a.workload()?;
+        }
+        Command::Mix(a) => {
+            a.common.settings(Some(&a.io))?;
+            a.workload()?;
+        }
+        Command::Zones(a) => {
+            a.common.settings(Some(&a.io))?;
+            a.workload()?;
+        }
+        Command::Sweep(a) => {
+            a.common.settings(Some(&a.io))?;
+            a.workload()?;
+        }
+        Command::Play(a) => stream(
+            &a.stream,
+            &a.common,
+            StreamKind::Play,
+            a.tracks,
+            0,
+            RecordOpts::default(),
+        )?,
+        Command::Record(a) => stream(&a.stream, &a.common, StreamKind::Record, 0, a.tracks, a.rec)?,
+        Command::Hdr(a) => stream(
+            &a.stream,
+            &a.common,
+            StreamKind::Hdr,
+            a.play,
+            a.record,
+            a.rec,
+        )?,
+        Command::Sampler(a) => {
+            a.workload()?;
+        }
+        Command::Load(a) => {
+            a.workload()?;
+        }
+        Command::Bounce(a) => {
+            a.workload()?;
+        }
+        Command::Clean(_)
+        | Command::History(_)
+        | Command::Show(_)
+        | Command::Compare(_)
+        | Command::Report(_)
+        | Command::Ui(_) => {}
+    }
+    Ok(())
+}
+
+#[derive(Args, Debug)]
+pub struct UiArgs {
+    /// Port on 127.0.0.1 (0: a free one)
+    #[arg(long, default_value_t = 0)]
+    pub port: u16,
+    /// Do not open the browser; print the address only
+    #[arg(long)]
+    pub no_open: bool,
+    #[command(flatten)]
+    pub store: StoreArgs,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -1097,80 +1187,10 @@ pub fn role(
 mod tests {
     use super::*;
     use proptest::prelude::*;
-    use trackbench::target::TargetKind;
-    use trackbench::workloads::stream::StreamKind;
 
     /// Everything `main` does with the flags before it touches a target.
     fn build(args: &[String]) -> Result<()> {
-        let cli = Cli::try_parse_from(args)?;
-        let stream = |s: &StreamOpts, c: &Common, kind, p, r, rec| -> Result<()> {
-            let format = c.settings(None)?.format;
-            s.workload(kind, format, p, r, rec)?;
-            Ok(())
-        };
-        match cli.command {
-            Command::Run(a) => {
-                a.common.settings(Some(&a.io))?;
-            }
-            Command::Seq(a) => {
-                a.common.settings(Some(&a.io))?;
-                a.workload(TargetKind::Directory)?;
-            }
-            Command::Seek(a) => {
-                a.common.settings(Some(&a.io))?;
-                a.workload()?;
-            }
-            Command::Access(a) => {
-                a.common.settings(Some(&a.io))?;
-                a.workload()?;
-            }
-            Command::Mix(a) => {
-                a.common.settings(Some(&a.io))?;
-                a.workload()?;
-            }
-            Command::Zones(a) => {
-                a.common.settings(Some(&a.io))?;
-                a.workload()?;
-            }
-            Command::Sweep(a) => {
-                a.common.settings(Some(&a.io))?;
-                a.workload()?;
-            }
-            Command::Play(a) => stream(
-                &a.stream,
-                &a.common,
-                StreamKind::Play,
-                a.tracks,
-                0,
-                RecordOpts::default(),
-            )?,
-            Command::Record(a) => {
-                stream(&a.stream, &a.common, StreamKind::Record, 0, a.tracks, a.rec)?
-            }
-            Command::Hdr(a) => stream(
-                &a.stream,
-                &a.common,
-                StreamKind::Hdr,
-                a.play,
-                a.record,
-                a.rec,
-            )?,
-            Command::Sampler(a) => {
-                a.workload()?;
-            }
-            Command::Load(a) => {
-                a.workload()?;
-            }
-            Command::Bounce(a) => {
-                a.workload()?;
-            }
-            Command::Clean(_)
-            | Command::History(_)
-            | Command::Show(_)
-            | Command::Compare(_)
-            | Command::Report(_) => {}
-        }
-        Ok(())
+        check(&Cli::try_parse_from(args)?.command)
     }
 
     /// Every flag that takes a value, per command.

@@ -317,6 +317,77 @@ impl<'a> Butler<'a> {
     }
 }
 
+/// The live view's samples of a run: every track group's fill, xruns and bytes moved, every
+/// 100 ms of wall time or a hundredth of the run, whichever comes first (a simulated run's
+/// virtual seconds pass in moments: it shows its whole curve too).
+struct LiveSampler<'a> {
+    ctl: &'a Control<'a>,
+    spec: &'a StreamSpec,
+    last: Option<(std::time::Instant, u64)>,
+    calls: u32,
+}
+
+impl<'a> LiveSampler<'a> {
+    fn new(spec: &'a StreamSpec, ctl: &'a Control<'a>) -> LiveSampler<'a> {
+        LiveSampler {
+            ctl,
+            spec,
+            last: None,
+            calls: 0,
+        }
+    }
+
+    fn maybe(&mut self, tracks: &[Track], b: &Butler<'_>, t_ns: u64) {
+        // The clock's time first: the wall clock is read every 64th call only (a simulated
+        // run calls this millions of times).
+        self.calls = self.calls.wrapping_add(1);
+        if let Some((wall, t)) = self.last
+            && t_ns.saturating_sub(t) < self.spec.duration_ns / 100
+            && (!self.calls.is_multiple_of(64)
+                || wall.elapsed() < std::time::Duration::from_millis(100))
+        {
+            return;
+        }
+        self.last = Some((std::time::Instant::now(), t_ns));
+        let group = |dir: Direction| {
+            let (mut worst, mut sum, mut n) = (f64::INFINITY, 0.0, 0u32);
+            for t in tracks.iter().filter(|t| t.dir == dir) {
+                let cap = t.ring.capacity().max(1) as f64;
+                let fill = t.ring.fill() as f64;
+                let h = match dir {
+                    Direction::Play => fill / cap,
+                    Direction::Record => 1.0 - fill / cap,
+                };
+                worst = worst.min(h);
+                sum += h;
+                n += 1;
+            }
+            (n > 0).then(|| crate::control::GroupFill {
+                worst,
+                mean: sum / f64::from(n),
+            })
+        };
+        let xruns = tracks
+            .iter()
+            .map(|t| u64::from(t.xruns.load(std::sync::atomic::Ordering::Relaxed)))
+            .sum();
+        self.ctl
+            .progress
+            .live(&crate::control::Live::Stream(crate::control::StreamLive {
+                t_ms: t_ns as f64 / 1e6,
+                planned_ms: self.spec.duration_ns as f64 / 1e6,
+                play_tracks: self.spec.play_tracks,
+                record_tracks: self.spec.record_tracks,
+                play: group(Direction::Play),
+                record: group(Direction::Record),
+                margin: self.spec.margin,
+                xruns,
+                read_bytes: b.read_bytes,
+                written_bytes: b.written_bytes,
+            }));
+    }
+}
+
 /// The butler's loop while the ticks play: plan and issue, then book a completion or, with
 /// nothing in flight, wait for the next tick (booked as idle: the device had time to spare).
 /// After a completion it plans again before anything else, so a request can follow at once.
@@ -328,10 +399,12 @@ fn butler_loop(
     driver: &mut dyn TickDriver,
     clock: &dyn Clock,
     idle: &mut IdleLog,
+    live: &mut LiveSampler<'_>,
 ) -> Result<u64> {
     let t0 = clock.now_ns();
     b.t0 = t0;
     while !driver.finished() {
+        live.maybe(tracks, b, clock.now_ns() - t0);
         driver.step();
         side.poll(tracks, &mut b.planner, clock.now_ns() - t0);
         b.planner.tick_seen(driver.ticks_done());
@@ -405,9 +478,18 @@ pub fn run<Tm: Timing, T: TickSide>(
     let mut device_read_bytes = None;
     let mut played_bytes = 0;
     let mut butler_cpu_s = 0.0;
+    let mut live = LiveSampler::new(spec, ctl);
     let ran = timing.run(spec, tracks, side, ctl, &mut |driver| {
         let cpu0 = thread_cpu_s();
-        let r = butler_loop(&mut b, tracks, butler_side, driver, clock, &mut idle);
+        let r = butler_loop(
+            &mut b,
+            tracks,
+            butler_side,
+            driver,
+            clock,
+            &mut idle,
+            &mut live,
+        );
         butler_cpu_s = thread_cpu_s() - cpu0;
         match r {
             Ok(ns) => {

@@ -1102,6 +1102,18 @@ pub fn simulate(
     model: &crate::io::sim::DeviceModel,
     cancel: &std::sync::atomic::AtomicBool,
 ) -> crate::error::Result<SamplerOutcome> {
+    simulate_watched(spec, notes, lib, model, cancel, &crate::control::NoProgress)
+}
+
+/// [`simulate`], telling `progress` what a live view shows (ring fill over virtual time).
+pub fn simulate_watched(
+    spec: &StreamSpec,
+    notes: &Notes,
+    lib: &Arc<Library>,
+    model: &crate::io::sim::DeviceModel,
+    cancel: &std::sync::atomic::AtomicBool,
+    progress: &dyn crate::control::Progress,
+) -> crate::error::Result<SamplerOutcome> {
     use std::rc::Rc;
     spec.validate()?;
     let tracks = voice_tracks(spec, None)?;
@@ -1134,7 +1146,7 @@ pub fn simulate(
         None,
         &crate::control::Control {
             cancel,
-            progress: &crate::control::NoProgress,
+            progress,
             world: &crate::world::Alone,
         },
         true,

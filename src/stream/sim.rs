@@ -116,6 +116,16 @@ pub fn simulate(
     model: &DeviceModel,
     cancel: &AtomicBool,
 ) -> Result<StreamOutcome> {
+    simulate_watched(spec, model, cancel, &NoProgress)
+}
+
+/// [`simulate`], telling `progress` what a live view shows (ring fill over virtual time).
+pub fn simulate_watched(
+    spec: &StreamSpec,
+    model: &DeviceModel,
+    cancel: &AtomicBool,
+    progress: &dyn crate::control::Progress,
+) -> Result<StreamOutcome> {
     spec.validate()?;
     let cap = spec.ring_bytes();
     let chunk = spec.policy.chunk_bytes;
@@ -164,7 +174,7 @@ pub fn simulate(
     let mut locate = spec.locate_queue_depth.map(|q| backend.sibling(q as usize));
     let ctl = Control {
         cancel,
-        progress: &NoProgress,
+        progress,
         world: &crate::world::Alone,
     };
     let e = engine::run(

@@ -10,6 +10,7 @@ use crate::capacity::{
     CapacityReport, GuessRates, ProbeResult, SearchDetail, SearchLimit, figures_of, find_max_shared,
 };
 use crate::content;
+use crate::control::Live;
 use crate::dataset::{self, Span};
 use crate::error::{Error, Result};
 use crate::findings::{Finding, TrailStep};
@@ -208,7 +209,9 @@ impl Sampler {
             seed: self.library.seed,
         };
         match &self.device {
-            Some(m) => sampler::simulate(spec, &notes, lib, m, env.ctl.cancel),
+            Some(m) => {
+                sampler::simulate_watched(spec, &notes, lib, m, env.ctl.cancel, env.ctl.progress)
+            }
             None => {
                 let rings_bytes = spec.ring_bytes() * u64::from(sampler::streams(spec));
                 env.memory.check(
@@ -538,14 +541,21 @@ impl Workload for Sampler {
                 }
                 match self.one(env, &s, &lib, &spans, &mut rings) {
                     Ok(o) if o.interrupted => Ok(None),
-                    Ok(o) => Ok(Some(ProbeResult {
-                        verdict: o.verdict,
-                        worst_headroom_pct: o.worst_headroom_pct,
-                        xruns: o.dropouts,
-                        estimate: o.capacity_estimate().map(|e| e * f64::from(v)),
-                        figures: figures_of(&outcome_metrics(&o)),
-                        ranks: Vec::new(),
-                    })),
+                    Ok(o) => {
+                        env.ctl.progress.live(&Live::Probe {
+                            count: v,
+                            verdict: o.verdict.word(),
+                            confirmation: confirm,
+                        });
+                        Ok(Some(ProbeResult {
+                            verdict: o.verdict,
+                            worst_headroom_pct: o.worst_headroom_pct,
+                            xruns: o.dropouts,
+                            estimate: o.capacity_estimate().map(|e| e * f64::from(v)),
+                            figures: figures_of(&outcome_metrics(&o)),
+                            ranks: Vec::new(),
+                        }))
+                    }
                     Err(Error::Interrupted) => Ok(None),
                     Err(e) => Err(e),
                 }

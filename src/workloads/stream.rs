@@ -10,6 +10,7 @@ use crate::capacity::{
     Capacity, CapacityReport, GuessRates, ProbeResult, SearchDetail, SearchLimit, figures_of,
     find_max_shared,
 };
+use crate::control::Live;
 use crate::dataset::{self, Span};
 use crate::error::{Error, Result};
 use crate::findings::{Finding, TrailStep, Way};
@@ -19,7 +20,7 @@ use crate::metrics as m;
 use crate::result::{Detail, Metric, RunRow, Section, metric};
 use crate::stream::real::StreamFile;
 use crate::stream::ring::RingMemory;
-use crate::stream::sim::{DeviceModel, simulate};
+use crate::stream::sim::{DeviceModel, simulate_watched};
 use crate::stream::{ButlerMode, Policy, StreamOutcome, StreamSpec, min_run_s, real};
 use crate::units::fmt_size;
 use serde::Serialize;
@@ -85,7 +86,7 @@ impl Streaming {
         rings: &mut RingMemory,
     ) -> Result<StreamOutcome> {
         match &self.device {
-            Some(m) => simulate(spec, m, env.ctl.cancel),
+            Some(m) => simulate_watched(spec, m, env.ctl.cancel, env.ctl.progress),
             None => self.one_real(env, spec, rings),
         }
     }
@@ -389,7 +390,7 @@ impl Streaming {
         // One pool of ring memory for every probe: allocated as counts grow, never twice.
         let mut rings = RingMemory::new();
         let (world, cancel) = (env.ctl.world, env.ctl.cancel);
-        let cap = find_max_shared(world, cancel, first, limit, tolerance, |n, _confirm| {
+        let cap = find_max_shared(world, cancel, first, limit, tolerance, |n, confirm| {
             let mut s = base.clone();
             (s.play_tracks, s.record_tracks) = counts(n);
             // A probe's locate time is not reported: prefill quickly. A probe that can no longer
@@ -398,14 +399,21 @@ impl Streaming {
             s.stop_early = true;
             match self.one(env, &s, &mut rings) {
                 Ok(o) if o.interrupted => Ok(None),
-                Ok(o) => Ok(Some(ProbeResult {
-                    verdict: o.verdict,
-                    worst_headroom_pct: o.worst_headroom_pct,
-                    xruns: o.xruns(),
-                    estimate: o.capacity_estimate().map(|share| share * f64::from(n)),
-                    figures: figures_of(&outcome_metrics(&o)),
-                    ranks: Vec::new(),
-                })),
+                Ok(o) => {
+                    env.ctl.progress.live(&Live::Probe {
+                        count: n,
+                        verdict: o.verdict.word(),
+                        confirmation: confirm,
+                    });
+                    Ok(Some(ProbeResult {
+                        verdict: o.verdict,
+                        worst_headroom_pct: o.worst_headroom_pct,
+                        xruns: o.xruns(),
+                        estimate: o.capacity_estimate().map(|share| share * f64::from(n)),
+                        figures: figures_of(&outcome_metrics(&o)),
+                        ranks: Vec::new(),
+                    }))
+                }
                 Err(Error::Interrupted) => Ok(None),
                 Err(e) => Err(e),
             }

@@ -19,4 +19,5 @@ mod sampler;
 mod schema_fixtures;
 mod store;
 mod studio;
+mod ui;
 mod windows;

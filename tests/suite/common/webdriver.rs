@@ -173,6 +173,11 @@ impl Browser {
         self.call("POST", "/url", Some(&json!({ "url": url })));
     }
 
+    /// Opens an address in the browser.
+    pub fn open_url(&self, url: &str) {
+        self.call("POST", "/url", Some(&json!({ "url": url })));
+    }
+
     /// Runs `script` (a function body) in the page and returns what it returns.
     pub fn eval(&self, script: &str) -> Value {
         self.call(
