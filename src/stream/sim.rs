@@ -224,6 +224,54 @@ mod tests {
         }
     }
 
+    /// Keeps what a live view is told.
+    #[derive(Default)]
+    struct Watcher(std::cell::RefCell<Vec<crate::control::StreamLive>>);
+
+    impl crate::control::Progress for Watcher {
+        fn begin(&self, _: &str, _: u64, _: crate::control::ProgressUnit) {}
+        fn set(&self, _: u64) {}
+        fn end(&self) {}
+        fn live(&self, e: &crate::control::Live) {
+            if let crate::control::Live::Stream(s) = e {
+                self.0.borrow_mut().push(*s);
+            }
+        }
+    }
+
+    #[test]
+    fn a_live_view_sees_every_groups_fill_through_the_run() {
+        // 40 tracks play and 8 record on a device that carries them: about a hundred samples
+        // over the virtual run, each group's rings between empty and full, the margin, and
+        // bytes that only grow.
+        let s = spec(40, 8, 1 << 18, 2.0, 20);
+        let m = DeviceModel::parse("bw=200M").unwrap();
+        let w = Watcher::default();
+        let o = simulate_watched(&s, &m, &AtomicBool::new(false), &w).unwrap();
+        assert_eq!(o.verdict, Verdict::Pass, "{:?}", o.shortcoming);
+        let seen = w.0.borrow();
+        assert!((90..=110).contains(&seen.len()), "{} samples", seen.len());
+        for pair in seen.windows(2) {
+            assert!(pair[1].t_ms >= pair[0].t_ms);
+            assert!(pair[1].read_bytes >= pair[0].read_bytes);
+            assert!(pair[1].written_bytes >= pair[0].written_bytes);
+        }
+        for e in seen.iter() {
+            let (p, r) = (e.play.unwrap(), e.record.unwrap());
+            for g in [p, r] {
+                assert!((0.0..=1.0).contains(&g.worst) && g.worst <= g.mean + 1e-12);
+            }
+            assert_eq!((e.play_tracks, e.record_tracks, e.margin), (40, 8, 0.2));
+            assert_eq!(e.xruns, 0);
+        }
+        let last = seen.last().unwrap();
+        assert!(last.t_ms > 19_000.0 && last.planned_ms == 20_000.0);
+        assert!(last.read_bytes > 0 && last.written_bytes > 0);
+        // The same run unwatched measures the same.
+        let quiet = simulate(&s, &m, &AtomicBool::new(false)).unwrap();
+        assert_eq!(quiet.worst_headroom_pct, o.worst_headroom_pct);
+    }
+
     #[test]
     fn a_run_covers_its_duration_in_whole_periods() {
         let mut s = spec(1, 0, 1 << 18, 2.0, 2);

@@ -110,8 +110,14 @@ impl Ui {
 
 impl Drop for Ui {
     fn drop(&mut self) {
+        // As Ctrl-C stops it (elsewhere, at once).
         // SAFETY: kill has no memory preconditions; the pid is our child's.
-        unsafe { libc::kill(self.child.id() as i32, libc::SIGINT) };
+        #[cfg(unix)]
+        unsafe {
+            libc::kill(self.child.id() as i32, libc::SIGINT)
+        };
+        #[cfg(not(unix))]
+        let _ = self.child.kill();
         let start = Instant::now();
         while start.elapsed() < Duration::from_secs(60) {
             if let Ok(Some(_)) = self.child.try_wait() {
@@ -206,6 +212,7 @@ fn ui_refuses_requests_without_its_token_host_or_origin_and_bad_input_in_the_cli
     let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
     assert_eq!(left.len(), 1, "only the file the test made: {left:?}");
     // The target picker offers this user's folders and the system's, never another user's.
+    #[cfg(unix)]
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } == 0 {
         let mine = dir.path().join("mine");
