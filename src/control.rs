@@ -38,6 +38,9 @@ pub struct StreamLive {
     /// Bytes read and written since the clock started.
     pub read_bytes: u64,
     pub written_bytes: u64,
+    /// The 99th percentile of read and write latency so far, in µs (None before any).
+    pub read_p99_us: Option<f64>,
+    pub write_p99_us: Option<f64>,
 }
 
 /// What a live view shows beside the progress bar.

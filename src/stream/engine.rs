@@ -384,6 +384,8 @@ impl<'a> LiveSampler<'a> {
                 xruns,
                 read_bytes: b.read_bytes,
                 written_bytes: b.written_bytes,
+                read_p99_us: (b.read_lat.count() > 0).then(|| b.read_lat.quantile_us(0.99)),
+                write_p99_us: (b.write_lat.count() > 0).then(|| b.write_lat.quantile_us(0.99)),
             }));
     }
 }

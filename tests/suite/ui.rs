@@ -344,6 +344,13 @@ fn ui_in_a_browser_watches_a_search_live_to_its_answer_and_stops_a_real_run() {
         120,
         "the real run streams",
     );
+    // Its reads' latency, once the rings refill.
+    wait_for(
+        &b,
+        "return document.getElementById('latency').textContent !== '–'",
+        60,
+        "the real run's latency",
+    );
     b.eval("document.getElementById('stop').click()");
     wait_for(
         &b,
@@ -374,6 +381,22 @@ fn ui_in_a_browser_watches_a_search_live_to_its_answer_and_stops_a_real_run() {
         b.eval("return document.getElementById('compare').disabled"),
         Value::Bool(false)
     );
+    let (s, v) = ui.api("GET", "/api/history", "");
+    assert_eq!(s, 200);
+    let ids: Vec<String> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].to_string())
+        .collect();
+    let (s, html) = ui.raw(
+        "GET",
+        &format!("/compare?ids={}&token={}", ids.join(","), ui.token),
+        &[ui.host()],
+        "",
+    );
+    assert!(s == 200 && html.contains("trackbench comparison"), "{s}");
+
     let errors: Vec<_> = b
         .console()
         .into_iter()

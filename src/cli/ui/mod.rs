@@ -140,6 +140,8 @@ impl Progress for Feed {
                 "xruns": s.xruns,
                 "read_bytes": s.read_bytes,
                 "written_bytes": s.written_bytes,
+                "read_p99_us": s.read_p99_us,
+                "write_p99_us": s.write_p99_us,
             }),
             Live::Probe {
                 count,
