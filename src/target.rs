@@ -493,6 +493,59 @@ fn parse_mountinfo(text: &str, path: &Path, major: u32, minor: u32) -> Option<Mo
     best.map(|(_, _, m)| m)
 }
 
+/// Where this computer keeps files a user could measure: the filesystems on its drives and
+/// network shares (not the kernel's own), and the user's home, for a picker to offer. Linux
+/// from /proc/self/mountinfo, macOS /Volumes, Windows its drive letters.
+pub fn storage_places() -> Vec<PathBuf> {
+    let mut places: Vec<PathBuf> = dirs::home_dir().into_iter().collect();
+    #[cfg(target_os = "linux")]
+    if let Ok(text) = fs::read_to_string("/proc/self/mountinfo") {
+        places.extend(places_in_mountinfo(&text));
+    }
+    #[cfg(target_os = "macos")]
+    if let Ok(rd) = fs::read_dir("/Volumes") {
+        places.extend(rd.filter_map(|e| e.ok()).map(|e| e.path()));
+    }
+    #[cfg(windows)]
+    places.extend(
+        (b'A'..=b'Z')
+            .map(|l| PathBuf::from(format!("{}:\\", l as char)))
+            .filter(|p| p.exists()),
+    );
+    let mut seen = std::collections::HashSet::new();
+    places.retain(|p| seen.insert(p.clone()));
+    places
+}
+
+#[cfg(target_os = "linux")]
+/// The mount points of block devices and network filesystems, without the system's own places
+/// (/boot, /proc, /sys, /dev, /run but for removable media, snaps).
+fn places_in_mountinfo(text: &str) -> Vec<PathBuf> {
+    const NETWORK: [&str; 6] = ["nfs", "nfs4", "cifs", "smb3", "9p", "fuse.sshfs"];
+    let hidden = [
+        "/boot",
+        "/proc",
+        "/sys",
+        "/dev",
+        "/snap",
+        "/var/lib",
+        "/var/snap",
+    ];
+    text.lines()
+        .filter_map(|line| {
+            let (pre, post) = line.split_once(" - ")?;
+            let f: Vec<&str> = pre.split(' ').collect();
+            let g: Vec<&str> = post.split(' ').collect();
+            let (mp, fs_type, source) = (f.get(4)?, g.first()?, g.get(1)?);
+            let mp = PathBuf::from(unescape(mp));
+            let system = hidden.iter().any(|h| mp.starts_with(h))
+                || (mp.starts_with("/run") && !mp.starts_with("/run/media"));
+            let storage = source.starts_with("/dev/") || NETWORK.contains(fs_type);
+            (storage && !system).then_some(mp)
+        })
+        .collect()
+}
+
 #[cfg(target_os = "linux")]
 /// mountinfo escapes space, tab, newline and backslash as \ooo.
 fn unescape(s: &str) -> String {
@@ -587,6 +640,26 @@ mod tests {
 30 22 0:25 / /tmp/my\\040dir rw,nosuid shared:5 - tmpfs tmpfs rw,size=1024k
 31 22 254:0 /srv /srv rw,noatime shared:6 - ext4 /dev/vda rw
 ";
+
+    #[test]
+    fn storage_places_are_drives_and_shares_not_the_systems_own() {
+        let text = "\
+22 1 254:0 / / rw,relatime shared:1 - ext4 /dev/vda rw
+23 22 254:1 / /boot rw - ext4 /dev/vda1 rw
+24 22 0:5 / /proc rw - proc proc rw
+30 22 0:25 / /tmp/my\\040dir rw,nosuid shared:5 - tmpfs tmpfs rw,size=1024k
+31 22 8:17 / /run/media/me/Audio\\040SSD rw - exfat /dev/sdb1 rw
+32 22 0:40 / /mnt/nas rw - nfs4 nas:/export/audio rw
+33 22 7:0 / /run/snapd/ns rw - squashfs /dev/loop0 ro
+34 22 7:1 / /snap/core/1 ro - squashfs /dev/loop1 ro
+";
+        assert_eq!(
+            places_in_mountinfo(text),
+            ["/", "/run/media/me/Audio SSD", "/mnt/nas"]
+                .map(PathBuf::from)
+                .to_vec()
+        );
+    }
 
     #[test]
     fn mount_lookup_prefers_same_device_and_longest_prefix() {

@@ -271,6 +271,13 @@ fn ui_in_a_browser_watches_a_search_live_to_its_answer_and_stops_a_real_run() {
         20,
         "the page loads its options",
     );
+    // The drives offered to start from: at least the one the system is on.
+    wait_for(
+        &b,
+        "return document.querySelectorAll('#places .place').length >= 1",
+        20,
+        "the drives and shares",
+    );
     // A search on a simulated device, chosen and started from the page.
     b.eval(
         "document.getElementById('model').value = 'bw=50M';
@@ -343,6 +350,14 @@ fn ui_in_a_browser_watches_a_search_live_to_its_answer_and_stops_a_real_run() {
         "return document.getElementById('count').textContent === '16'",
         120,
         "the real run streams",
+    );
+    // A page opened while it runs (a reload, a second tab) follows it.
+    b.open_url(&ui.url());
+    wait_for(
+        &b,
+        "return document.getElementById('stop').disabled === false && document.getElementById('count').textContent === '16'",
+        60,
+        "a reloaded page follows the run",
     );
     // Its reads' latency, once the rings refill.
     wait_for(

@@ -396,6 +396,28 @@ fn inspect_for_page(path: &Path) -> std::result::Result<Value, String> {
     }))
 }
 
+/// The drives and shares the page offers to start from, each as the target picker shows it.
+async fn places() -> Json<Value> {
+    let list = tokio::task::spawn_blocking(|| {
+        trackbench::target::storage_places()
+            .iter()
+            .filter_map(|p| inspect_for_page(p).ok())
+            .collect::<Vec<_>>()
+    })
+    .await
+    .unwrap_or_default();
+    Json(Value::Array(list))
+}
+
+/// The run going, if any: a page opened (or reloaded) while one runs follows it.
+async fn current(State(app): State<Arc<App>>) -> Json<Value> {
+    let c = app.current.lock().unwrap_or_else(|e| e.into_inner());
+    Json(match c.as_ref() {
+        Some(c) => json!({"run": c.number, "running": c.running.load(Ordering::Relaxed)}),
+        None => json!({"run": null, "running": false}),
+    })
+}
+
 /// The folders in `path` the page may offer: this user's and the system's, not hidden.
 async fn list_dirs(Query(q): Query<PathQuery>) -> Response {
     let path = PathBuf::from(&q.path);
@@ -755,6 +777,8 @@ pub fn serve(a: &UiArgs, cancel: &AtomicBool, runner: Runner) -> Result<ExitCode
         .route("/api/options", get(options))
         .route("/api/target", get(target_info))
         .route("/api/dirs", get(list_dirs))
+        .route("/api/places", get(places))
+        .route("/api/runs/current", get(current))
         .route("/api/runs", post(start))
         .route("/api/runs/stop", post(stop))
         .route("/api/events", get(events))
