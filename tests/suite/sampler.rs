@@ -31,7 +31,11 @@ fn a_real_sampler_run_streams_its_library_and_leaves_nothing() {
     // voice plays its first read: one read this virtual disk's host holds longer than the
     // 213 ms preload drops notes, as it would in a real sampler. Such a run must say so (a
     // read that outlasted the preload, a late first read); a clean pass must follow within
-    // three runs. A dropout with no slow read is the engine's fault and fails at once.
+    // three runs. So must a marginal run without a dropout: on a machine busy with other
+    // tests the disk thread (not real-time) can wait for a CPU while the voices play on, and
+    // the rings' trend says so (in CI, beside wine: rings drained from 93% to 40% in the last
+    // 160 ms, "draining", the butler idle 87%). A dropout with no slow read is the engine's
+    // fault and fails at once.
     let mut runs = Vec::new();
     for _ in 0..3 {
         let t = tempfile::tempdir().unwrap();
@@ -53,6 +57,10 @@ fn a_real_sampler_run_streams_its_library_and_leaves_nothing() {
         if o["verdict"] == "pass" {
             check_real_sampler_run(&v);
             return;
+        }
+        if o["verdict"] == "marginal" && o["dropouts"] == 0 {
+            runs.push(format!("marginal: {}", o["shortcoming"]));
+            continue;
         }
         let preload_us = o["preload_ms"].as_f64().unwrap() * 1e3;
         let slowest_us = o["read_latency"]["max_us"].as_f64().unwrap();

@@ -53,14 +53,15 @@ impl Ui {
         format!("http://127.0.0.1:{}/?token={}", self.port, self.token)
     }
 
-    /// One request with the headers given (Host included, as a browser would send it).
-    fn raw(
+    /// One request with the headers given (Host included, as a browser would send it): the
+    /// status, the header lines (lowercased) and the body.
+    fn exchange(
         &self,
         method: &str,
         path: &str,
         headers: &[(&str, String)],
         body: &str,
-    ) -> (u16, String) {
+    ) -> (u16, String, String) {
         let mut s = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
         s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
         let mut req = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\n");
@@ -74,12 +75,24 @@ impl Ui {
         s.write_all(req.as_bytes()).unwrap();
         let mut out = String::new();
         s.read_to_string(&mut out).unwrap();
-        let status = out
+        let (head, body) = out.split_once("\r\n\r\n").unwrap_or((out.as_str(), ""));
+        let status = head
             .split_whitespace()
             .nth(1)
             .and_then(|c| c.parse().ok())
             .unwrap_or(0);
-        let body = out.split_once("\r\n\r\n").map_or("", |b| b.1).to_string();
+        (status, head.to_ascii_lowercase(), body.to_string())
+    }
+
+    /// [`Ui::exchange`]'s status and body.
+    fn raw(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, String)],
+        body: &str,
+    ) -> (u16, String) {
+        let (status, _, body) = self.exchange(method, path, headers, body);
         (status, body)
     }
 
@@ -144,6 +157,11 @@ fn ui_refuses_requests_without_its_token_host_or_origin_and_bad_input_in_the_cli
     );
     let (s, _) = ui.raw("GET", &options, &[ui.host()], "");
     assert_eq!(s, 200);
+    let (_, head, _) = ui.exchange("GET", &options, &[ui.host()], "");
+    assert!(
+        head.contains("referrer-policy: no-referrer") && head.contains("x-frame-options: deny"),
+        "{head}"
+    );
     // No token, a wrong one, a rebinding name, another site's page.
     let (s, b) = ui.raw("GET", "/", &[ui.host()], "");
     assert!(s == 403 && b.contains("no token"), "{s} {b}");

@@ -13,7 +13,7 @@ use super::{Cli, UiArgs};
 use anyhow::{Context, Result};
 use axum::Router;
 use axum::extract::{Query, Request, State};
-use axum::http::{StatusCode, header};
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{Html, IntoResponse, Response};
@@ -270,7 +270,21 @@ async fn guard(State(app): State<Arc<App>>, req: Request, next: Next) -> Respons
         .map(str::to_string)
         .or_else(|| query_token(req.uri().query()));
     match token {
-        Some(t) if same(&t, &app.token) => next.run(req).await,
+        Some(t) if same(&t, &app.token) => {
+            let mut r = next.run(req).await;
+            // The token is in the address: no page of ours hands it on, or is framed by another.
+            let h = r.headers_mut();
+            h.insert(
+                header::REFERRER_POLICY,
+                HeaderValue::from_static("no-referrer"),
+            );
+            h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+            h.insert(
+                header::X_CONTENT_TYPE_OPTIONS,
+                HeaderValue::from_static("nosniff"),
+            );
+            r
+        }
         Some(_) => refuse(StatusCode::FORBIDDEN, "refused: wrong token"),
         None => refuse(
             StatusCode::FORBIDDEN,
