@@ -87,3 +87,20 @@ impl Control<'_> {
         self.cancel.load(Ordering::Relaxed)
     }
 }
+
+/// Keeps what a live view is told of streaming runs, for tests.
+#[cfg(test)]
+#[derive(Default)]
+pub struct LiveRecorder(pub std::cell::RefCell<Vec<StreamLive>>);
+
+#[cfg(test)]
+impl Progress for LiveRecorder {
+    fn begin(&self, _: &str, _: u64, _: ProgressUnit) {}
+    fn set(&self, _: u64) {}
+    fn end(&self) {}
+    fn live(&self, e: &Live) {
+        if let Live::Stream(s) = e {
+            self.0.borrow_mut().push(*s);
+        }
+    }
+}

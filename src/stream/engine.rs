@@ -351,12 +351,24 @@ impl<'a> LiveSampler<'a> {
         self.last = Some((std::time::Instant::now(), t_ns));
         let group = |dir: Direction| {
             let (mut worst, mut sum, mut n) = (f64::INFINITY, 0.0, 0u32);
-            for t in tracks.iter().filter(|t| t.dir == dir) {
-                let cap = t.ring.capacity().max(1) as f64;
-                let fill = t.ring.fill() as f64;
+            // A playback ring as a share of what it could hold of the rest of its stream (a
+            // sampler voice near its note's end holds less); streams between notes, and voices
+            // still playing their preload (their ring not yet drawn on), are left out.
+            for t in tracks
+                .iter()
+                .filter(|t| t.dir == dir && t.active() && (t.wraps() || t.ring.consumed() > 0))
+            {
+                let (cap, fill) = (t.ring.capacity(), t.ring.fill());
                 let h = match dir {
-                    Direction::Play => fill / cap,
-                    Direction::Record => 1.0 - fill / cap,
+                    Direction::Play => {
+                        let rest = t.data_len().saturating_sub(t.ring.produced());
+                        let could = if t.wraps() { cap } else { cap.min(fill + rest) };
+                        if could == 0 {
+                            continue;
+                        }
+                        fill as f64 / could as f64
+                    }
+                    Direction::Record => 1.0 - fill as f64 / cap.max(1) as f64,
                 };
                 worst = worst.min(h);
                 sum += h;

@@ -224,21 +224,6 @@ mod tests {
         }
     }
 
-    /// Keeps what a live view is told.
-    #[derive(Default)]
-    struct Watcher(std::cell::RefCell<Vec<crate::control::StreamLive>>);
-
-    impl crate::control::Progress for Watcher {
-        fn begin(&self, _: &str, _: u64, _: crate::control::ProgressUnit) {}
-        fn set(&self, _: u64) {}
-        fn end(&self) {}
-        fn live(&self, e: &crate::control::Live) {
-            if let crate::control::Live::Stream(s) = e {
-                self.0.borrow_mut().push(*s);
-            }
-        }
-    }
-
     #[test]
     fn a_live_view_sees_every_groups_fill_through_the_run() {
         // 40 tracks play and 8 record on a device that carries them: about a hundred samples
@@ -246,7 +231,7 @@ mod tests {
         // bytes that only grow.
         let s = spec(40, 8, 1 << 18, 2.0, 20);
         let m = DeviceModel::parse("bw=200M").unwrap();
-        let w = Watcher::default();
+        let w = crate::control::LiveRecorder::default();
         let o = simulate_watched(&s, &m, &AtomicBool::new(false), &w).unwrap();
         assert_eq!(o.verdict, Verdict::Pass, "{:?}", o.shortcoming);
         let seen = w.0.borrow();
