@@ -276,6 +276,45 @@ fn wait_for(b: &Browser, script: &str, secs: u64, what: &str) {
 }
 
 #[test]
+fn ui_refuses_other_pages_and_names_in_a_browser() {
+    let ui = Ui::start();
+    // rebind.test resolves to this machine, as a DNS-rebinding attacker's name would.
+    let b = match Browser::start_with(&["--host-resolver-rules=MAP rebind.test 127.0.0.1"]) {
+        Ok(b) => b,
+        Err(why) => return common::missing("chromium", &why),
+    };
+    let body = "return document.body ? document.body.innerText : ''";
+    // The address without its token.
+    b.open_url(&format!("http://127.0.0.1:{}/", ui.port));
+    let text = b.eval(body);
+    assert!(
+        text.as_str().unwrap().contains("refused: no token"),
+        "{text}"
+    );
+    // The right token under another name: the Host is refused.
+    b.open_url(&format!(
+        "http://rebind.test:{}/?token={}",
+        ui.port, ui.token
+    ));
+    let text = b.eval(body);
+    assert!(text.as_str().unwrap().contains("refused: Host"), "{text}");
+    // Another page (here a data: URL) that knows even the token cannot start a run: its
+    // request carries its own Origin.
+    b.open_url("data:text/html,<p>another page</p>");
+    let sent = b.eval(&format!(
+        "return fetch('http://127.0.0.1:{}/api/runs?token={}', {{method: 'POST', mode: 'no-cors',
+             headers: {{'Content-Type': 'text/plain'}},
+             body: JSON.stringify({{task: 'play', device_model: 'bw=50M'}})}})
+           .then(() => 'sent', e => 'blocked: ' + e)",
+        ui.port, ui.token
+    ));
+    assert!(sent.as_str().is_some(), "{sent}");
+    let (s, v) = ui.api("GET", "/api/runs/current", "");
+    assert_eq!(s, 200);
+    assert_eq!(v["run"], Value::Null, "another page started a run: {v}");
+}
+
+#[test]
 fn ui_in_a_browser_watches_a_search_live_to_its_answer_and_stops_a_real_run() {
     let ui = Ui::start();
     let b = match Browser::start() {

@@ -108,6 +108,11 @@ fn call(port: u16, method: &str, path: &str, body: Option<&Value>) -> Result<Val
 impl Browser {
     /// Starts ChromeDriver and a headless Chromium session, or says why it cannot.
     pub fn start() -> Result<Browser, String> {
+        Browser::start_with(&[])
+    }
+
+    /// [`Browser::start`] with more Chromium flags (`--host-resolver-rules=…`).
+    pub fn start_with(extra: &[&str]) -> Result<Browser, String> {
         let driver_bin = which("chromedriver").ok_or("no chromedriver on the PATH")?;
         let chromium = ["chromium", "chromium-browser", "google-chrome"]
             .iter()
@@ -138,14 +143,26 @@ impl Browser {
             std::thread::sleep(Duration::from_millis(100));
         }
         // The flags this closed machine needs: no background connections, no sandbox as root.
+        let mut args: Vec<String> = [
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+        ]
+        .iter()
+        .chain(extra)
+        .map(|a| a.to_string())
+        .collect();
+        args.push(format!("--user-data-dir={}", b._profile.path().display()));
         let caps = json!({"capabilities": {"alwaysMatch": {
             "browserName": "chrome",
             "goog:chromeOptions": {
                 "binary": chromium,
-                "args": ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                         "--no-first-run", "--disable-background-networking",
-                         "--disable-component-update", "--disable-sync",
-                         format!("--user-data-dir={}", b._profile.path().display())]
+                "args": args
             },
             "goog:loggingPrefs": {"browser": "ALL"}
         }}});
