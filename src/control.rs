@@ -63,6 +63,10 @@ pub trait Progress {
     fn end(&self);
     /// What a live view shows (ring fill, probes); a terminal ignores it.
     fn live(&self, _event: &Live) {}
+    /// Whether anyone watches [`Progress::live`]: a run samples its rings for it only then.
+    fn wants_live(&self) -> bool {
+        false
+    }
 }
 
 /// Progress that goes nowhere.
@@ -102,5 +106,8 @@ impl Progress for LiveRecorder {
         if let Live::Stream(s) = e {
             self.0.borrow_mut().push(*s);
         }
+    }
+    fn wants_live(&self) -> bool {
+        true
     }
 }

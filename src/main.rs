@@ -440,6 +440,9 @@ impl trackbench::control::Progress for Printer<'_> {
             o.live(event);
         }
     }
+    fn wants_live(&self) -> bool {
+        self.observer.is_some()
+    }
 }
 
 impl trackbench::session::Sink for Printer<'_> {

@@ -319,10 +319,12 @@ impl<'a> Butler<'a> {
 
 /// The live view's samples of a run: every track group's fill, xruns and bytes moved, every
 /// 100 ms of wall time or a hundredth of the run, whichever comes first (a simulated run's
-/// virtual seconds pass in moments: it shows its whole curve too).
+/// virtual seconds pass in moments: it shows its whole curve too). Nothing at all where nobody
+/// watches (the terminal, the tests).
 struct LiveSampler<'a> {
     ctl: &'a Control<'a>,
     spec: &'a StreamSpec,
+    watched: bool,
     last: Option<(std::time::Instant, u64)>,
     calls: u32,
 }
@@ -332,12 +334,16 @@ impl<'a> LiveSampler<'a> {
         LiveSampler {
             ctl,
             spec,
+            watched: ctl.progress.wants_live(),
             last: None,
             calls: 0,
         }
     }
 
     fn maybe(&mut self, tracks: &[Track], b: &Butler<'_>, t_ns: u64) {
+        if !self.watched {
+            return;
+        }
         // The clock's time first: the wall clock is read every 64th call only (a simulated
         // run calls this millions of times).
         self.calls = self.calls.wrapping_add(1);

@@ -1,39 +1,13 @@
 //! Integration tests: the real binary on temporary directories — result documents, cleanup,
 //! locking, interruption, read-only targets and the messages for bad input.
 
-use assert_cmd::Command;
 use predicates::prelude::*;
 use serde_json::Value;
 use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-/// The result store every trackbench in these tests writes to: under target/, never the user's.
-fn store_home() -> std::path::PathBuf {
-    std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("xdg-data")
-}
-fn tb() -> Command {
-    let mut c = Command::cargo_bin("trackbench").expect("binary built");
-    c.env("XDG_DATA_HOME", store_home());
-    c
-}
-
-/// Runs trackbench with `args` plus `--json FILE -q`, checks it succeeded, returns the document.
-fn run_json(dir: &Path, args: &[&str]) -> Value {
-    let json = dir.join("result.json");
-    let mut c = tb();
-    c.args(args).arg("--json").arg(&json).arg("-q");
-    let out = c.output().unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?} failed: {}\n{}",
-        String::from_utf8_lossy(&out.stderr),
-        String::from_utf8_lossy(&out.stdout)
-    );
-    let v: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
-    std::fs::remove_file(&json).unwrap();
-    v
-}
+use crate::common::{run_json, tb};
 
 fn figure(doc: &Value, row: &str, name: &str) -> f64 {
     figure_in(&doc["sections"][0], row, name)
@@ -390,7 +364,7 @@ fn ctrl_c_stops_promptly_saves_and_cleans_up() {
     std::fs::create_dir(&target).unwrap();
     let bin = assert_cmd::cargo::cargo_bin("trackbench");
     let mut child = std::process::Command::new(bin)
-        .env("XDG_DATA_HOME", store_home())
+        .env("XDG_DATA_HOME", crate::common::store_home())
         .args([
             "access",
             target.to_str().unwrap(),
@@ -439,7 +413,7 @@ fn sigterm_also_stops_and_cleans_up() {
     let t = tempfile::tempdir().unwrap();
     let bin = assert_cmd::cargo::cargo_bin("trackbench");
     let mut child = std::process::Command::new(bin)
-        .env("XDG_DATA_HOME", store_home())
+        .env("XDG_DATA_HOME", crate::common::store_home())
         .args([
             "seek",
             t.path().to_str().unwrap(),
@@ -481,7 +455,7 @@ fn a_run_with_large_files_exits_within_a_second_and_a_second_signal_loses_nothin
     let bin = assert_cmd::cargo::cargo_bin("trackbench");
     for second in [false, true] {
         let child = std::process::Command::new(&bin)
-            .env("XDG_DATA_HOME", store_home())
+            .env("XDG_DATA_HOME", crate::common::store_home())
             .args([
                 "seek",
                 target.to_str().unwrap(),
@@ -986,7 +960,7 @@ fn every_workload_under_a_tight_address_space_limit_refuses_cleanly() {
                 bin.display(),
                 t.path().display()
             ))
-            .env("XDG_DATA_HOME", store_home())
+            .env("XDG_DATA_HOME", crate::common::store_home())
             .output()
             .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
@@ -1255,7 +1229,7 @@ fn a_second_signal_exits_at_once_and_says_how_to_clean_up() {
     let t = tempfile::tempdir().unwrap();
     let bin = assert_cmd::cargo::cargo_bin("trackbench");
     let child = std::process::Command::new(bin)
-        .env("XDG_DATA_HOME", store_home())
+        .env("XDG_DATA_HOME", crate::common::store_home())
         .args([
             "seek",
             t.path().to_str().unwrap(),

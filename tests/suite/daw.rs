@@ -9,23 +9,9 @@ use predicates::prelude::*;
 use serde_json::Value;
 use trackbench::audio::{f32_to_i24, normalise_gain};
 
+/// A run with `args`, its document written in `dir`, nothing stored.
 fn run_json(args: &[&str], dir: &std::path::Path) -> Value {
-    let json = dir.join("r.json");
-    let out = tb()
-        .args(args)
-        .arg("--json")
-        .arg(&json)
-        .args(["-q", "--no-store"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
-    std::fs::remove_file(&json).unwrap();
-    v
+    common::run_json(dir, &[args, &["--no-store"]].concat())
 }
 
 fn figure(row: &Value, name: &str) -> f64 {

@@ -7,22 +7,10 @@ use common::tb;
 use predicates::prelude::*;
 use serde_json::Value;
 
+/// A run with `args`, its document written in a directory of its own, nothing stored.
 fn run_json(args: &[&str]) -> Value {
     let t = tempfile::tempdir().unwrap();
-    let json = t.path().join("r.json");
-    let out = tb()
-        .args(args)
-        .arg("--json")
-        .arg(&json)
-        .args(["-q", "--no-store"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap()
+    common::run_json(t.path(), &[args, &["--no-store"]].concat())
 }
 
 #[test]

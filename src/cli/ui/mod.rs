@@ -123,6 +123,9 @@ impl Progress for Feed {
     fn end(&self) {
         self.push(json!({"type": "progress_end"}));
     }
+    fn wants_live(&self) -> bool {
+        true
+    }
     fn live(&self, event: &Live) {
         let group = |g: Option<trackbench::control::GroupFill>| {
             g.map(|g| json!({"worst": g.worst, "mean": g.mean}))

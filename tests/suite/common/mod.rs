@@ -22,6 +22,28 @@ pub fn tb() -> Command {
     c
 }
 
+/// Runs trackbench with `args` plus `--json DIR/result.json -q`, checks it succeeded, returns the
+/// document (and removes its file).
+pub fn run_json(dir: &std::path::Path, args: &[&str]) -> serde_json::Value {
+    let json = dir.join("result.json");
+    let out = tb()
+        .args(args)
+        .arg("--json")
+        .arg(&json)
+        .arg("-q")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?} failed: {}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let v = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    std::fs::remove_file(&json).unwrap();
+    v
+}
+
 /// Whether CI requires `what` (a server or a browser) to be there: `.ci/run` installs them and
 /// says so in `TRACKBENCH_TEST_REQUIRE`; elsewhere a test that cannot find one says it skipped.
 pub fn required(what: &str) -> bool {
