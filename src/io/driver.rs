@@ -326,13 +326,10 @@ pub fn drive(
                                 detail: m.detail,
                             }
                         })?;
-                        // Every tag, and the noise of one whole block per request, a different
-                        // one each time: comparing every byte of a 1 MiB read costs a fast
-                        // drive's queue-depth-1 rate a quarter; one block in 256 costs nothing,
-                        // and a request of one block (random 4K) is checked whole.
-                        let blocks = (spec.len as usize / content::BLOCK).max(1);
-                        let k = (read.ops as usize % blocks) * content::BLOCK;
-                        let piece = &buf[k.min(buf.len())..(k + content::BLOCK).min(buf.len())];
+                        // Every tag, and a slice of one block's noise per request, a different
+                        // block and slice each time (`content::noise_sample`).
+                        let (k, n) = content::noise_sample(spec.len as usize, read.ops);
+                        let piece = &buf[k.min(buf.len())..(k + n).min(buf.len())];
                         if let Some(off) = content::noise_mismatch(piece, spec.offset + k as u64) {
                             return Err(Error::Verify {
                                 path: f.path.clone(),

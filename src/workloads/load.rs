@@ -117,8 +117,9 @@ impl Load {
                                     detail: "no WAV header".into(),
                                 });
                             }
-                            // As every classic read is checked: every block's tag, and the
-                            // noise of one whole block, a different one each file.
+                            // Every block's tag, and the noise of one whole block, a
+                            // different one each file (`content::noise_sample`'s rule for a
+                            // read of several blocks).
                             let body = &buf[DATA_OFFSET as usize..DATA_OFFSET as usize + n];
                             content::verify(body, ids[i], DATA_OFFSET, false).map_err(|m| {
                                 Error::Verify {

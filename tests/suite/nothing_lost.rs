@@ -400,7 +400,8 @@ fn a_kept_file_whose_payload_was_overwritten_fails_verification() {
         .assert()
         .failure()
         .stderr(predicate::str::contains("not what was written"));
-    // Classic reads: every tag, and one whole block per request (random 4K: all of it).
+    // Classic reads: every tag, and one whole block per request (random 4K: one 512-byte slice
+    // of it, the next each time; this corruption is in the first).
     let seek = [
         "seek",
         p,
