@@ -103,9 +103,13 @@ pub enum Finding {
     },
     /// A passing run's spare capacity.
     SpareCapacity { idle_pct: f64 },
-    /// What the device read against what the tracks played.
+    /// What the device read against what the butler read for the tracks during the run.
     ReadAmplification {
         device_read_bytes: u64,
+        /// What the butler read from the files during the run (0 in documents from before it
+        /// was kept: the ratio was then per byte played).
+        #[serde(default)]
+        read_bytes: u64,
         played_bytes: u64,
         ratio: f64,
         direct: bool,

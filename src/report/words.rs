@@ -191,15 +191,24 @@ pub fn words(f: &Finding) -> String {
         ),
         Finding::ReadAmplification {
             device_read_bytes,
+            read_bytes,
             played_bytes,
             ratio,
             direct,
         } => format!(
-            "the device read {} while the tracks played {}: read amplification {ratio:.2}x{}",
+            "the device read {} while {}: read amplification {ratio:.2}x{}",
             fmt_size(*device_read_bytes),
-            fmt_size(*played_bytes),
+            if *read_bytes > 0 {
+                format!(
+                    "the butler read {} for the tracks (which played {}, the first ring from the prefill)",
+                    fmt_size(*read_bytes),
+                    fmt_size(*played_bytes)
+                )
+            } else {
+                format!("the tracks played {}", fmt_size(*played_bytes))
+            },
             if *direct {
-                " (O_DIRECT: what was read is what played, plus the rings' refills and other readers of the device)"
+                " (O_DIRECT: the device reads what the butler asks, and other readers of the device count too)"
             } else {
                 " (through the page cache: the kernel's read-ahead is part of what the program costs)"
             }

@@ -557,6 +557,7 @@ fn run_findings(spec: &StreamSpec, o: &StreamOutcome) -> Vec<Finding> {
     if let (Some(d), Some(ratio)) = (o.device_read_bytes, o.read_amplification()) {
         f.push(Finding::ReadAmplification {
             device_read_bytes: d,
+            read_bytes: o.read_bytes,
             played_bytes: o.played_bytes,
             ratio,
             direct: spec.policy.direct,

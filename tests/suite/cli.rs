@@ -833,6 +833,23 @@ fn play_record_and_hdr_run_in_real_time_and_verify() {
     assert_eq!(o["ring_bytes_per_track"].as_u64().unwrap(), 5 * 65_536);
     let label = s["rows"][0]["label"].as_str().unwrap();
     assert!(label.starts_with("8 tracks: PASS"), "{label}");
+    // With O_DIRECT every byte the butler read came from the device (other readers of the same
+    // disk, the other tests, only add): per byte the butler read, not per byte played, of which
+    // the first ring came from the prefill (that ratio was 0.91 for a 12 s run).
+    let amp = s["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["kind"] == "read_amplification")
+        .unwrap_or_else(|| panic!("no read amplification: {}", s["findings"]));
+    let read = amp["read_bytes"].as_u64().unwrap() as f64;
+    let ratio = amp["ratio"].as_f64().unwrap();
+    assert!(read > 0.0, "{amp}");
+    assert!(
+        (ratio - amp["device_read_bytes"].as_u64().unwrap() as f64 / read).abs() < 1e-9,
+        "{amp}"
+    );
+    assert!(ratio >= 0.99, "{amp}");
     assert_clean(t.path());
 
     // Recording keeps its files with --keep: they are WAV files an audio library reads, and
