@@ -36,6 +36,10 @@ pub enum Finding {
     CachedOnPurpose,
     /// A streaming profile that reads through the page cache, as its program does.
     ThroughPageCache { profile: String },
+    /// A page-cache profile's playback search: checked against its program on a device capped in
+    /// bytes per second (within a factor of two), not on one capped in I/Os per second, where it
+    /// answered two to four times what the program played (BENCHMARKS.md, "An IOPS cap").
+    PageCacheSearchUnchecked { profile: String },
     /// Through the page cache on a platform that cannot drop a file's pages once read (macOS,
     /// Windows): reads after the first pass over the files may come from RAM.
     PagesKept { profile: String },
@@ -272,6 +276,7 @@ impl Finding {
             | Finding::LateTick { .. }
             | Finding::DidNotPass { .. }
             | Finding::CacheAnsweredGuess
+            | Finding::PageCacheSearchUnchecked { .. }
             | Finding::InPhaseWave { .. } => true,
             Finding::Of { finding, .. } => finding.is_caution(),
             _ => false,

@@ -101,6 +101,9 @@ pub fn words(f: &Finding) -> String {
         Finding::ThroughPageCache { profile } => format!(
             "profile {profile} reads and writes through the page cache, as the program does; its read-ahead is part of the cost"
         ),
+        Finding::PageCacheSearchUnchecked { profile } => format!(
+            "profile {profile}'s search has been checked against its program on a device capped in MB/s (within a factor of two of it, above or below with the device's read-ahead) but not on one capped in I/Os per second (a disk with heads, many NAS): there it answered two to four times what Ardour played, and a single run of its answer (play --tracks N --profile {profile} --duration 60s, which locates as the program does) failed; on such a device, check the answer that way"
+        ),
         Finding::PagesKept { profile } => format!(
             "this platform cannot drop a file's pages once read (only Linux can): profile {profile}'s reads after the first pass over its files may come from RAM, so its answer may be above what the disk carries"
         ),

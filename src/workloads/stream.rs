@@ -686,6 +686,11 @@ impl Workload for Streaming {
             out.findings.push(Finding::ThroughPageCache {
                 profile: self.spec.policy.profile.clone(),
             });
+            if self.find_max && self.kind != StreamKind::Record {
+                out.findings.push(Finding::PageCacheSearchUnchecked {
+                    profile: self.spec.policy.profile.clone(),
+                });
+            }
             if !crate::platform::CAN_DROP_PAGES {
                 out.findings.push(Finding::PagesKept {
                     profile: self.spec.policy.profile.clone(),

@@ -149,6 +149,15 @@ fn every_profile_searches_on_a_real_disk() {
         assert_eq!(n, if compare { 2 } else { 1 });
         let settings = &v["sections"][0]["settings"]["spec"]["policy"];
         assert_eq!(settings["profile"], profile);
+        // A page-cache profile's playback answer says where it has not been checked against its
+        // program (an IOPS cap: BENCHMARKS.md); a direct one's and a recording's do not.
+        let warned = v["sections"][0]["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["kind"] == "page_cache_search_unchecked");
+        let page_cache = settings["direct"] == false;
+        assert_eq!(warned, page_cache && cmd == "play", "{args:?}");
     });
 }
 
