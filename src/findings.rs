@@ -37,8 +37,8 @@ pub enum Finding {
     /// A streaming profile that reads through the page cache, as its program does.
     ThroughPageCache { profile: String },
     /// A page-cache profile's playback search: checked against its program on a device capped in
-    /// bytes per second (within a factor of two), not on one capped in I/Os per second, where it
-    /// answered two to four times what the program played (BENCHMARKS.md, "An IOPS cap").
+    /// bytes per second, not on one capped in I/Os per second, where it answered 224 and 536
+    /// tracks while Ardour played 90 and failed at 120 (BENCHMARKS.md, "An IOPS cap").
     PageCacheSearchUnchecked { profile: String },
     /// Through the page cache on a platform that cannot drop a file's pages once read (macOS,
     /// Windows): reads after the first pass over the files may come from RAM.

@@ -117,9 +117,8 @@ impl Load {
                                     detail: "no WAV header".into(),
                                 });
                             }
-                            // Every block's tag, and the noise of one whole block, a
-                            // different one each file (`content::noise_sample`'s rule for a
-                            // read of several blocks).
+                            // Every block's tag, and the noise of one block, a different one
+                            // each file, as every classic read is checked.
                             let body = &buf[DATA_OFFSET as usize..DATA_OFFSET as usize + n];
                             content::verify(body, ids[i], DATA_OFFSET, false).map_err(|m| {
                                 Error::Verify {
@@ -128,9 +127,8 @@ impl Load {
                                     detail: m.detail,
                                 }
                             })?;
-                            let blocks = (n / content::BLOCK).max(1);
-                            let k = (i % blocks) * content::BLOCK;
-                            let piece = &body[k.min(n)..(k + content::BLOCK).min(n)];
+                            let (k, len) = content::noise_sample(n, i as u64);
+                            let piece = &body[k.min(n)..(k + len).min(n)];
                             if let Some(off) =
                                 content::noise_mismatch(piece, DATA_OFFSET + k as u64)
                             {
