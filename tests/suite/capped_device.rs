@@ -71,6 +71,12 @@ fn answer(v: &Value) -> f64 {
     let s = &v["sections"][0]["detail"]["searches"][0];
     assert_eq!(s["capacity"]["confirmed"], true, "{s}");
     assert!(s["limited_by"].is_null(), "the search hit a limit: {s}");
+    // Confirmed means the answer's own confirmation run passed, and it was the last probe.
+    let last = s["capacity"]["probes"].as_array().and_then(|p| p.last());
+    let last = last.expect("probes");
+    assert_eq!(last["confirmation"], true, "{s}");
+    assert_eq!(last["verdict"], "pass", "{s}");
+    assert_eq!(last["count"], s["capacity"]["answer"], "{s}");
     (s["play_tracks"].as_u64().unwrap() + s["record_tracks"].as_u64().unwrap()) as f64
 }
 
@@ -81,13 +87,17 @@ fn bytes_per_s(format: &str) -> f64 {
 }
 
 fn assert_within(found: f64, bound: f64, what: &str) {
+    assert_between(found, bound, 0.9, what);
+}
+
+fn assert_between(found: f64, bound: f64, low: f64, what: &str) {
     eprintln!(
         "{what}: found {found}, exact bound {bound:.1} ({:.3})",
         found / bound
     );
     assert!(
-        found <= bound && found >= 0.9 * bound,
-        "{what}: found {found}, exact bound {bound:.1}: outside [0.9, 1.0]"
+        found <= bound && found >= low * bound,
+        "{what}: found {found}, exact bound {bound:.1}: outside [{low}, 1.0]"
     );
 }
 
@@ -95,9 +105,14 @@ fn assert_within(found: f64, bound: f64, what: &str) {
 fn play_find_max_lands_just_under_the_bound_at_two_caps_and_formats() {
     // The two caps on two fixtures at once.
     std::thread::scope(|s| {
-        for (cap, format) in [
-            (21_000_000u64, "48k/24/mono"),
-            (14_000_000, "44.1k/16/stereo"),
+        // At 14 MB/s the bound is an upper one for tracks in phase: every ring asks for its
+        // chunk at once each 1.49 s, the butler reads them in 1.39 s and waits ~0.1 s, about the
+        // throttle's slice, whose unused budget is lost (fio's serial reader, never waiting, gets
+        // the whole 14.0 MB/s on the same files). At 76 tracks (0.957) the butler idled 9.7% and
+        // the rings still lost 1.2%; the search answers 71-79 (0.895-0.995; BENCHMARKS.md).
+        for (cap, format, low) in [
+            (21_000_000u64, "48k/24/mono", 0.9),
+            (14_000_000, "44.1k/16/stereo", 0.85),
         ] {
             s.spawn(move || {
                 let Some(c) = fixture(Some(cap), None) else {
@@ -105,7 +120,7 @@ fn play_find_max_lands_just_under_the_bound_at_two_caps_and_formats() {
                 };
                 let bound = cap as f64 / bytes_per_s(format);
                 let real = answer(&c.run(&["play", "--find-max", "--format", format]));
-                assert_within(real, bound, &format!("play at {cap} B/s, {format}"));
+                assert_between(real, bound, low, &format!("play at {cap} B/s, {format}"));
                 // The simulator with the same rate lands in the same place, closer to the
                 // bound: it has none of the host's noise (a real search's answer moves within
                 // [0.92, 0.995] of the bound from run to run on this shared virtual disk;
