@@ -71,12 +71,15 @@ fn answer(v: &Value) -> f64 {
     let s = &v["sections"][0]["detail"]["searches"][0];
     assert_eq!(s["capacity"]["confirmed"], true, "{s}");
     assert!(s["limited_by"].is_null(), "the search hit a limit: {s}");
-    // Confirmed means the answer's own confirmation run passed, and it was the last probe.
-    let last = s["capacity"]["probes"].as_array().and_then(|p| p.last());
-    let last = last.expect("probes");
-    assert_eq!(last["confirmation"], true, "{s}");
-    assert_eq!(last["verdict"], "pass", "{s}");
-    assert_eq!(last["count"], s["capacity"]["answer"], "{s}");
+    // Confirmed means the answer's own confirmation run passed (a confirmation above it may
+    // have failed after it, closing the bracket).
+    let probes = s["capacity"]["probes"].as_array().expect("probes");
+    assert!(
+        probes.iter().any(|p| p["confirmation"] == true
+            && p["verdict"] == "pass"
+            && p["count"] == s["capacity"]["answer"]),
+        "no passed confirmation at the answer: {s}"
+    );
     (s["play_tracks"].as_u64().unwrap() + s["record_tracks"].as_u64().unwrap()) as f64
 }
 
@@ -106,9 +109,9 @@ fn play_find_max_lands_just_under_the_bound_at_two_caps_and_formats() {
     // The two caps on two fixtures at once.
     std::thread::scope(|s| {
         // At 14 MB/s the bound is an upper one for tracks in phase: every ring asks for its
-        // chunk at once each 1.49 s, the butler reads them in 1.39 s and waits ~0.1 s, about the
-        // throttle's slice, whose unused budget is lost (fio's serial reader, never waiting, gets
-        // the whole 14.0 MB/s on the same files). At 76 tracks (0.957) the butler idled 9.7% and
+        // chunk at once each 1.49 s, the butler reads them in 1.39 s and waits ~0.1 s, time the
+        // throttle does not lend back (fio's serial reader, never waiting, gets the whole 14.0
+        // MB/s on the same files). At 76 tracks (0.957) the butler idled 9.7% and
         // the rings still lost 1.2%; the search answers 71-79 (0.895-0.995; BENCHMARKS.md).
         for (cap, format, low) in [
             (21_000_000u64, "48k/24/mono", 0.9),
