@@ -517,6 +517,22 @@ mod tests {
 
     /// A device that carries `bound` tracks, whose passing probes estimate `on_pass` and
     /// whose failing ones `on_fail` (what they delivered).
+    /// A probe's result in these tests: pass or marginal, with an estimate or none.
+    fn probe_result(pass: bool, estimate: Option<f64>) -> Result<Option<ProbeResult>> {
+        Ok(Some(ProbeResult {
+            figures: Default::default(),
+            ranks: Vec::new(),
+            verdict: if pass {
+                Verdict::Pass
+            } else {
+                Verdict::Marginal
+            },
+            worst_headroom_pct: 50.0,
+            xruns: 0,
+            estimate,
+        }))
+    }
+
     fn estimating(
         bound: f64,
         on_pass: f64,
@@ -524,18 +540,7 @@ mod tests {
     ) -> impl FnMut(u32, bool) -> Result<Option<ProbeResult>> {
         move |n, _| {
             let pass = f64::from(n) <= bound;
-            Ok(Some(ProbeResult {
-                figures: Default::default(),
-                ranks: Vec::new(),
-                verdict: if pass {
-                    Verdict::Pass
-                } else {
-                    Verdict::Marginal
-                },
-                worst_headroom_pct: 50.0,
-                xruns: 0,
-                estimate: Some(if pass { on_pass } else { on_fail }),
-            }))
+            probe_result(pass, Some(if pass { on_pass } else { on_fail }))
         }
     }
 
@@ -614,18 +619,7 @@ mod tests {
             } else {
                 n < 8899
             };
-            Ok(Some(ProbeResult {
-                figures: Default::default(),
-                ranks: Vec::new(),
-                verdict: if pass {
-                    Verdict::Pass
-                } else {
-                    Verdict::Marginal
-                },
-                worst_headroom_pct: 50.0,
-                xruns: 0,
-                estimate: Some(if pass { 8950.0 } else { 8700.0 }),
-            }))
+            probe_result(pass, Some(if pass { 8950.0 } else { 8700.0 }))
         })
         .unwrap();
         let counts: Vec<(u32, bool)> = c.probes.iter().map(|p| (p.count, p.confirmation)).collect();
@@ -644,19 +638,7 @@ mod tests {
         // As the sampler's search: probes pass up to 79, but a confirmation (a longer run)
         // holds only 66. Two short passes above a failed confirmation are not an answer.
         let c = find_max(70, 1000, 0.02, |n, confirm| {
-            let pass = if confirm { n <= 66 } else { n <= 79 };
-            Ok(Some(ProbeResult {
-                figures: Default::default(),
-                ranks: Vec::new(),
-                verdict: if pass {
-                    Verdict::Pass
-                } else {
-                    Verdict::Marginal
-                },
-                worst_headroom_pct: 40.0,
-                xruns: 0,
-                estimate: None,
-            }))
+            probe_result(if confirm { n <= 66 } else { n <= 79 }, None)
         })
         .unwrap();
         let last = c.probes.last().unwrap();
@@ -703,19 +685,7 @@ mod tests {
         // from zero.
         let mut seen = std::collections::HashSet::new();
         let c = find_max(3658, 20_000, 0.02, |n, _| {
-            let pass = n <= 2514 || (n == 2926 && seen.insert(n));
-            Ok(Some(ProbeResult {
-                figures: Default::default(),
-                ranks: Vec::new(),
-                verdict: if pass {
-                    Verdict::Pass
-                } else {
-                    Verdict::Marginal
-                },
-                worst_headroom_pct: 25.0,
-                xruns: 0,
-                estimate: None,
-            }))
+            probe_result(n <= 2514 || (n == 2926 && seen.insert(n)), None)
         })
         .unwrap();
         assert!(c.confirmed);
