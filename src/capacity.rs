@@ -19,6 +19,10 @@ pub struct Probe {
     pub xruns: u64,
     /// The confirmation run at the answer.
     pub confirmation: bool,
+    /// Located as the program the profile names locates (serially, in its own read calls)
+    /// rather than quickly: a page-cache profile's confirmations.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub program_locate: bool,
     /// The count this probe suggests the device carries (see `ProbeResult::estimate`).
     #[serde(default)]
     pub estimate: Option<f64>,
@@ -51,6 +55,8 @@ pub struct ProbeResult {
     pub figures: std::collections::BTreeMap<String, f64>,
     /// A studio's probe: every rank's verdict and figures (set by the world, not the probe).
     pub ranks: Vec<RankFigures>,
+    /// The probe was located as the profile's program locates (see [`Probe::program_locate`]).
+    pub program_locate: bool,
 }
 
 /// A probe's figures by metric name.
@@ -214,6 +220,7 @@ pub fn find_max(
             confirmation,
             estimate: r.estimate,
             ranks: r.ranks,
+            program_locate: r.program_locate,
         });
         *estimate = r.estimate.filter(|e| e.is_finite() && *e > 0.0);
         let pass = r.verdict == Verdict::Pass;
@@ -377,6 +384,7 @@ struct SharedResult {
     xruns: u64,
     estimate: Option<f64>,
     figures: std::collections::BTreeMap<String, f64>,
+    program_locate: bool,
 }
 
 /// One probe of a search, run by every rank at once: the ranks meet before it (so files are laid
@@ -403,6 +411,7 @@ pub fn shared_probe(
             xruns: r.xruns,
             estimate: r.estimate,
             figures: r.figures,
+            program_locate: r.program_locate,
         }),
         Ok(None) | Err(Error::Interrupted) => RankProbe::Interrupted,
         Err(e) => RankProbe::Failed(e.to_string()),
@@ -449,6 +458,7 @@ fn combine(all: &[RankProbe]) -> Result<Option<ProbeResult>> {
         estimate: (estimates.len() == ran.len())
             .then(|| estimates.into_iter().fold(f64::INFINITY, f64::min)),
         figures: Default::default(),
+        program_locate: ran.iter().all(|r| r.program_locate),
         ranks: ran
             .iter()
             .enumerate()
@@ -470,6 +480,7 @@ mod tests {
             Ok(Some(ProbeResult {
                 figures: Default::default(),
                 ranks: Vec::new(),
+                program_locate: false,
                 verdict: if n <= max_ok {
                     Verdict::Pass
                 } else {
@@ -522,6 +533,7 @@ mod tests {
         Ok(Some(ProbeResult {
             figures: Default::default(),
             ranks: Vec::new(),
+            program_locate: false,
             verdict: if pass {
                 Verdict::Pass
             } else {
@@ -667,6 +679,7 @@ mod tests {
             Ok(Some(ProbeResult {
                 figures: Default::default(),
                 ranks: Vec::new(),
+                program_locate: false,
                 verdict: if pass { Verdict::Pass } else { Verdict::Fail },
                 worst_headroom_pct: 30.0,
                 xruns: 0,
@@ -706,6 +719,7 @@ mod tests {
             xruns,
             estimate: est,
             figures: Default::default(),
+            program_locate: false,
         })
     }
 

@@ -104,6 +104,9 @@ pub fn words(f: &Finding) -> String {
         Finding::PageCacheSearchUnchecked { profile } => format!(
             "profile {profile}'s search has been checked against its program on a device capped in MB/s (it errs below or above there with the device's read-ahead) but not on one capped in I/Os per second (a disk with heads, many NAS): there ardour-medium's search answered 224 and 536 tracks where Ardour played 90 and dropped out at 120, and a single 30 s run of 200 tracks, which locates as the program does, failed; on such a device, check the answer with a single run (play --tracks N --profile {profile} --duration 60s)"
         ),
+        Finding::PageCacheSearchLocatedBothWays { profile } => format!(
+            "profile {profile}'s search confirms its answer in runs located as its program locates (serially, in the program's own read calls) and probes between them located quickly: through the page cache the locate sets the kernel's read-ahead, and either way alone answered wrong (the quick one too high on a device capped in I/Os per second, the program's too high on one capped in MB/s); the answer passed both ways. Against Ardour at 160 I/Os per second ardour-medium's search answered 94 tracks where Ardour played 96 and dropped out at 106"
+        ),
         Finding::PagesKept { profile } => format!(
             "this platform cannot drop a file's pages once read (only Linux can): profile {profile}'s reads after the first pass over its files may come from RAM, so its answer may be above what the disk carries"
         ),

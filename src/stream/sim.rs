@@ -295,6 +295,7 @@ mod tests {
             Ok(Some(ProbeResult {
                 figures: Default::default(),
                 ranks: Vec::new(),
+                program_locate: false,
                 verdict: o.verdict,
                 worst_headroom_pct: o.worst_headroom_pct,
                 xruns: o.xruns(),

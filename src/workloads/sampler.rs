@@ -554,6 +554,7 @@ impl Workload for Sampler {
                             estimate: o.capacity_estimate().map(|e| e * f64::from(v)),
                             figures: figures_of(&outcome_metrics(&o)),
                             ranks: Vec::new(),
+                            program_locate: false,
                         }))
                     }
                     Err(Error::Interrupted) => Ok(None),

@@ -394,8 +394,17 @@ impl Streaming {
             let mut s = base.clone();
             (s.play_tracks, s.record_tracks) = counts(n);
             // A probe's locate time is not reported: prefill quickly. A probe that can no longer
-            // pass stops at once.
-            s.locate_queue_depth = Some(LOCATE_QUEUE_DEPTH);
+            // pass stops at once. Through the page cache the locate leaves the kernel's
+            // read-ahead in a state of its own, and neither locate alone is safe: probes located
+            // quickly answered 224 and 536 ardour-medium tracks on a device capped at 160 I/Os
+            // per second, where a run located as the program does failed at 200; located as
+            // the program does, every probe passed up to 385 on one capped at 21 MB/s, where
+            // Ardour fails above 129. So there a confirmation locates as the program does,
+            // and an answer is one that passed located both ways.
+            let program_locate = confirm && !s.policy.direct && s.play_tracks > 0;
+            if !program_locate {
+                s.locate_queue_depth = Some(LOCATE_QUEUE_DEPTH);
+            }
             s.stop_early = true;
             match self.one(env, &s, &mut rings) {
                 Ok(o) if o.interrupted => Ok(None),
@@ -412,6 +421,7 @@ impl Streaming {
                         estimate: o.capacity_estimate().map(|share| share * f64::from(n)),
                         figures: figures_of(&outcome_metrics(&o)),
                         ranks: Vec::new(),
+                        program_locate,
                     }))
                 }
                 Err(Error::Interrupted) => Ok(None),
@@ -687,7 +697,7 @@ impl Workload for Streaming {
                 profile: self.spec.policy.profile.clone(),
             });
             if self.find_max && self.kind != StreamKind::Record {
-                out.findings.push(Finding::PageCacheSearchUnchecked {
+                out.findings.push(Finding::PageCacheSearchLocatedBothWays {
                     profile: self.spec.policy.profile.clone(),
                 });
             }

@@ -149,15 +149,22 @@ fn every_profile_searches_on_a_real_disk() {
         assert_eq!(n, if compare { 2 } else { 1 });
         let settings = &v["sections"][0]["settings"]["spec"]["policy"];
         assert_eq!(settings["profile"], profile);
-        // A page-cache profile's playback answer says where it has not been checked against its
-        // program (an IOPS cap: BENCHMARKS.md); a direct one's and a recording's do not.
-        let warned = v["sections"][0]["findings"]
+        // A page-cache profile's playback search confirms in runs located as its program
+        // locates, and says so; a direct one's and a recording's locate every probe quickly.
+        let said = v["sections"][0]["findings"]
             .as_array()
             .unwrap()
             .iter()
-            .any(|f| f["kind"] == "page_cache_search_unchecked");
-        let page_cache = settings["direct"] == false;
-        assert_eq!(warned, page_cache && cmd == "play", "{args:?}");
+            .any(|f| f["kind"] == "page_cache_search_located_both_ways");
+        let both_ways = settings["direct"] == false && cmd != "record";
+        assert_eq!(said, both_ways, "{args:?}");
+        for s in v["sections"][0]["detail"]["searches"].as_array().unwrap() {
+            for p in s["capacity"]["probes"].as_array().unwrap() {
+                let program = p["program_locate"] == true;
+                let wanted = both_ways && p["confirmation"] == true && s["profile"] == profile;
+                assert_eq!(program, wanted, "{args:?}: {p}");
+            }
+        }
     });
 }
 
