@@ -398,9 +398,9 @@ impl Streaming {
             // read-ahead in a state of its own, and neither locate alone is safe: probes located
             // quickly answered 224 and 536 ardour-medium tracks on a device capped at 160 I/Os
             // per second, where a run located as the program does failed at 200; located as
-            // the program does, every probe passed up to 385 on one capped at 21 MB/s, where
-            // Ardour fails above 129. So there a confirmation locates as the program does,
-            // and an answer is one that passed located both ways.
+            // the program does, every probe passed up to 385 on one capped at 21 MB/s (bound
+            // 146; Ardour holds 50-56 there). So there a confirmation locates as the program
+            // does, and an answer is one that passed located both ways.
             let program_locate = confirm && !s.policy.direct && s.play_tracks > 0;
             if !program_locate {
                 s.locate_queue_depth = Some(LOCATE_QUEUE_DEPTH);
