@@ -17,7 +17,7 @@ pub struct Probe {
     pub verdict: Verdict,
     pub worst_headroom_pct: f64,
     pub xruns: u64,
-    /// The confirmation run at the answer.
+    /// A confirmation run: at the answer, or stepping down after a failed one.
     pub confirmation: bool,
     /// Located as the program the profile names locates (serially, in its own read calls)
     /// rather than quickly: a page-cache profile's confirmations.

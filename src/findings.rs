@@ -39,7 +39,7 @@ pub enum Finding {
     /// A page-cache profile's playback search: checked against its program on a device capped in
     /// bytes per second, not on one capped in I/Os per second, where it answered 224 and 536
     /// tracks while Ardour played 90 and failed at 120 (BENCHMARKS.md, "An IOPS cap").
-    /// Before the seventh stop's searches (older documents keep it).
+    /// Documents from before confirmations were located as the program keep it.
     PageCacheSearchUnchecked { profile: String },
     /// A page-cache profile's playback search: its confirmations located as the program does,
     /// its other probes quickly, so that its answer passed both ways (BENCHMARKS.md, "An IOPS

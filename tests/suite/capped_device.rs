@@ -109,7 +109,7 @@ fn play_find_max_lands_just_under_the_bound_at_two_caps_and_formats() {
     // The two caps on two fixtures at once.
     std::thread::scope(|s| {
         // At 14 MB/s the bound is an upper one for tracks in phase: every ring asks for its
-        // chunk at once each 1.49 s, the butler reads them in 1.39 s and waits ~0.1 s, time the
+        // chunk at once each 1.49 s, the butler reads them in 1.42 s and waits ~0.06 s, time the
         // throttle does not lend back (fio's serial reader, never waiting, gets the whole 14.0
         // MB/s on the same files). At 76 tracks (0.957) the butler idled 9.7% and
         // the rings still lost 1.2%; the search answers 71-79 (0.895-0.995; BENCHMARKS.md).

@@ -1,6 +1,6 @@
 //! The capped-device fixture: a loop device (on a file in a temporary directory, in memory
-//! where there is room, with its own ext4) whose reads or writes the kernel caps through a cgroup v1 blkio group
-//! (`blkio.throttle.*_bps_device`). Every process a test starts in the group shares the cap, as
+//! where there is room, with its own ext4) whose reads or writes the kernel caps through a
+//! cgroup v1 blkio group (`blkio.throttle.*_bps_device`). Every process a test starts in the group shares the cap, as
 //! a studio's workstations share one NAS. As root a fixture that cannot be built fails the
 //! test; as an ordinary user the test is skipped with the reason printed.
 
@@ -37,17 +37,11 @@ pub fn sh(cmd: &str, args: &[&str]) -> Result<String, String> {
 fn image_dir() -> Result<tempfile::TempDir, String> {
     const ROOM: u64 = 8 << 30;
     let shm = std::path::Path::new("/dev/shm");
-    let free = free_bytes(shm).unwrap_or(0);
+    let free = trackbench::target::space(shm).map_or(0, |(_, free)| free);
     if free >= ROOM {
         return tempfile::tempdir_in(shm).map_err(|e| format!("{}: {e}", shm.display()));
     }
     tempfile::tempdir().map_err(|e| e.to_string())
-}
-
-/// Free bytes of the filesystem holding `path`.
-fn free_bytes(path: &std::path::Path) -> Option<u64> {
-    let out = sh("df", &["-B1", "--output=avail", path.to_str()?]).ok()?;
-    out.lines().nth(1)?.trim().parse().ok()
 }
 
 impl Capped {
