@@ -6,7 +6,7 @@ use crate::audio::{self, DATA_OFFSET, Format};
 use crate::control::Control;
 use crate::datadir::DataDir;
 use crate::error::{Error, Result};
-use crate::io::driver::{DriveFile, DriveStats, Limits, drive};
+use crate::io::driver::{DriveFile, DriveStats, Limits};
 use crate::io::{self, AlignedBuf, IoSettings, OpKind, OpenMode};
 use crate::platform::FileAt;
 use crate::workloads::patterns::{FileAfterFile, Sequential};
@@ -154,11 +154,11 @@ fn create_wav(
     write_header(&o.file, &path, format, data_len)?;
     let span = Span::media(path.clone(), o, file_len, id);
     let mut stats = {
-        let mut backend = io_settings.build(&[&span.file], block as usize)?;
         let mut pattern = Sequential::new(OpKind::Write, 0, span.start, span.end, block, false);
-        drive(
-            backend.as_mut(),
+        io_settings.drive(
+            &[&span.file],
             &[span.drive_file()],
+            block as usize,
             &mut pattern,
             Limits::default(),
             label,
@@ -224,14 +224,14 @@ fn lay_out(
     let drive_files: Vec<DriveFile> = spans.iter().map(Span::drive_file).collect();
     let ranges = spans.iter().map(|s| (s.start, s.end)).collect();
     let mut pattern = FileAfterFile::new(OpKind::Write, ranges, 1 << 20);
-    let mut backend = layout_io.build(&files, 1 << 20)?;
     let limits = Limits {
         bytes: Some(lens.iter().sum()),
         duration: None,
     };
-    let stats = drive(
-        backend.as_mut(),
+    let stats = layout_io.drive(
+        &files,
         &drive_files,
+        1 << 20,
         &mut pattern,
         limits,
         label,

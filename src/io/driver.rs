@@ -20,7 +20,7 @@ pub struct OpSpec {
 }
 
 /// A source of requests (sequential, random, round robin …). `None` ends the run.
-pub trait Pattern {
+pub trait Pattern: Send {
     fn next_op(&mut self) -> Option<OpSpec>;
     /// The most requests the pattern will ever issue, when it ends by itself.
     fn max_ops(&self) -> Option<u64> {
@@ -197,16 +197,14 @@ impl Issuer<'_, '_> {
                 unreachable!("in_flight < qd leaves a free slot")
             };
             if spec.kind == OpKind::Write {
-                let id =
-                    files[spec.file as usize]
-                        .content_id
-                        .ok_or_else(|| Error::WriteRefused {
-                            path: files[spec.file as usize].path.clone(),
-                            kind: "file trackbench did not create",
-                            what: label.to_string(),
-                        })?;
                 let buf = &mut backend.slot_mut(slot)[..spec.len as usize];
-                content::fill(buf, id, spec.offset, &mut self.fill_state[slot as usize]);
+                fill_write(
+                    &spec,
+                    &files[spec.file as usize],
+                    buf,
+                    &mut self.fill_state[slot as usize],
+                    label,
+                )?;
             } else {
                 // A read overwrites the slot: the next write there must lay its noise again.
                 self.fill_state[slot as usize] = FillState::default();
@@ -288,59 +286,9 @@ pub fn drive(
             };
             is.in_flight -= 1;
             let f = &files[spec.file as usize];
-            let what = || {
-                format!(
-                    "{} of {} bytes at offset {} in {} failed",
-                    if spec.kind == OpKind::Read {
-                        "read"
-                    } else {
-                        "write"
-                    },
-                    spec.len,
-                    spec.offset,
-                    f.path.display()
-                )
-            };
-            let n = completion_bytes(c.result, what)?;
-            if n != u64::from(spec.len) {
-                return Err(Error::ShortIo {
-                    op: if spec.kind == OpKind::Read {
-                        "read"
-                    } else {
-                        "write"
-                    },
-                    path: f.path.clone(),
-                    offset: spec.offset,
-                    len: u64::from(spec.len),
-                    got: n,
-                });
-            }
+            let n = check_completion(&spec, f, c.result, backend.slot(c.slot), read.ops)?;
             let dir = match spec.kind {
-                OpKind::Read => {
-                    if let Some(id) = f.content_id {
-                        let buf = &backend.slot(c.slot)[..spec.len as usize];
-                        content::verify(buf, id, spec.offset, false).map_err(|m| {
-                            Error::Verify {
-                                path: f.path.clone(),
-                                offset: m.offset,
-                                detail: m.detail,
-                            }
-                        })?;
-                        // Every tag, and a slice of one block's noise per request, a different
-                        // block and slice each time (`content::noise_sample`).
-                        let (k, n) = content::noise_sample(spec.len as usize, read.ops);
-                        let piece = &buf[k.min(buf.len())..(k + n).min(buf.len())];
-                        if let Some(off) = content::noise_mismatch(piece, spec.offset + k as u64) {
-                            return Err(Error::Verify {
-                                path: f.path.clone(),
-                                offset: off,
-                                detail: "tag is right but the noise differs (corrupted data)"
-                                    .into(),
-                            });
-                        }
-                    }
-                    &mut read
-                }
+                OpKind::Read => &mut read,
                 OpKind::Write => &mut write,
             };
             dir.ops += 1;
@@ -382,6 +330,77 @@ pub fn drive(
         timeline,
         stonewall: None,
     })
+}
+
+/// Lays a write's tagged content into `buf`; only trackbench's own media may be written.
+pub(crate) fn fill_write(
+    spec: &OpSpec,
+    f: &DriveFile,
+    buf: &mut [u8],
+    state: &mut FillState,
+    label: &str,
+) -> Result<()> {
+    let id = f.content_id.ok_or_else(|| Error::WriteRefused {
+        path: f.path.clone(),
+        kind: "file trackbench did not create",
+        what: label.to_string(),
+    })?;
+    content::fill(buf, id, spec.offset, state);
+    Ok(())
+}
+
+/// Checks a finished request: that it moved all its bytes and, for a read of trackbench's own
+/// media, that every tag is right and a slice of one block's noise too (a different block and
+/// slice for each `nth_read`, `content::noise_sample`). `buf` is the request's buffer. Gives the
+/// bytes moved.
+pub(crate) fn check_completion(
+    spec: &OpSpec,
+    f: &DriveFile,
+    result: i64,
+    buf: &[u8],
+    nth_read: u64,
+) -> Result<u64> {
+    let op = if spec.kind == OpKind::Read {
+        "read"
+    } else {
+        "write"
+    };
+    let what = || {
+        format!(
+            "{op} of {} bytes at offset {} in {} failed",
+            spec.len,
+            spec.offset,
+            f.path.display()
+        )
+    };
+    let n = completion_bytes(result, what)?;
+    if n != u64::from(spec.len) {
+        return Err(Error::ShortIo {
+            op,
+            path: f.path.clone(),
+            offset: spec.offset,
+            len: u64::from(spec.len),
+            got: n,
+        });
+    }
+    if let (OpKind::Read, Some(id)) = (spec.kind, f.content_id) {
+        let buf = &buf[..spec.len as usize];
+        content::verify(buf, id, spec.offset, false).map_err(|m| Error::Verify {
+            path: f.path.clone(),
+            offset: m.offset,
+            detail: m.detail,
+        })?;
+        let (k, len) = content::noise_sample(spec.len as usize, nth_read);
+        let piece = &buf[k.min(buf.len())..(k + len).min(buf.len())];
+        if let Some(off) = content::noise_mismatch(piece, spec.offset + k as u64) {
+            return Err(Error::Verify {
+                path: f.path.clone(),
+                offset: off,
+                detail: "tag is right but the noise differs (corrupted data)".into(),
+            });
+        }
+    }
+    Ok(n)
 }
 
 #[cfg(test)]

@@ -10,6 +10,7 @@ pub mod sim;
 pub mod sync;
 #[cfg(target_os = "linux")]
 pub mod uring;
+pub mod workers;
 
 pub use aligned::AlignedBuf;
 
@@ -172,6 +173,40 @@ impl IoSettings {
                 self.queue_depth as usize,
             )?),
         })
+    }
+}
+
+impl IoSettings {
+    /// Runs `pattern` over `files` (named, with their content ids, by `drive_files`) with these
+    /// settings and one buffer of `buf_len` bytes per request in flight: the thread backend as
+    /// workers that each issue, check and record their own requests ([`workers`]), the others
+    /// through the one measuring loop ([`driver::drive`]).
+    #[allow(clippy::too_many_arguments)]
+    pub fn drive(
+        &self,
+        files: &[&File],
+        drive_files: &[driver::DriveFile],
+        buf_len: usize,
+        pattern: &mut dyn driver::Pattern,
+        limits: driver::Limits,
+        label: &str,
+        ctl: &crate::control::Control<'_>,
+    ) -> Result<driver::DriveStats> {
+        if self.backend == BackendKind::Threads {
+            self.validate()?;
+            return workers::drive_threads(
+                files,
+                drive_files,
+                buf_len,
+                self.queue_depth as usize,
+                pattern,
+                limits,
+                label,
+                ctl,
+            );
+        }
+        let mut backend = self.build(files, buf_len)?;
+        driver::drive(backend.as_mut(), drive_files, pattern, limits, label, ctl)
     }
 }
 

@@ -4,6 +4,11 @@
 //! Windows), and `--backend threads` on Linux for comparison. A request is handed to an idle
 //! thread at once: with as many threads as the queue depth (up to `MAX_THREADS`), every
 //! request in flight is in the kernel, as with io_uring.
+//!
+//! The streaming engine's butler uses it, reading into its rings and checking on its own
+//! thread. The classic workloads' transfers do not: there the thread backend runs as
+//! [`super::workers`], threads that each take, perform and check their own requests, without
+//! the two hand-offs per request this pool makes.
 
 use super::{AlignedBuf, Completion, IoBackend, Op, OpKind};
 use crate::error::{Error, Result};

@@ -21,7 +21,7 @@ use crate::dataset::{self, Span};
 use crate::error::{Error, Result};
 use crate::findings::Finding;
 use crate::io::IoSettings;
-use crate::io::driver::{DriveStats, Limits, Pattern, drive};
+use crate::io::driver::{DriveStats, Limits, Pattern};
 use crate::metrics as m;
 use crate::result::{Detail, Metric, RowLatency, RunRow, Section, Transfers, metric};
 use crate::target::{TargetInfo, TargetKind};
@@ -150,9 +150,16 @@ impl Env<'_> {
         .flatten()
         .min();
         let io = self.io_for(most, buf_len)?;
-        let mut backend = io.build(&files, buf_len as usize)?;
         let dfs: Vec<_> = spans.iter().map(|s| s.drive_file()).collect();
-        drive(backend.as_mut(), &dfs, pattern, limits, label, &self.ctl)
+        io.drive(
+            &files,
+            &dfs,
+            buf_len as usize,
+            pattern,
+            limits,
+            label,
+            &self.ctl,
+        )
     }
 }
 

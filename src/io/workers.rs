@@ -1,0 +1,576 @@
+//! The thread backend's own measuring loop, as fio runs its psync jobs: each of `threads` workers
+//! takes its next request from the pattern itself, performs it with a positional read or write
+//! into its own buffer, checks what it read and records it, then takes the next. Nothing is
+//! handed from one thread to another per request.
+//!
+//! The pool backend ([`super::pool`]) hands each request to an idle thread and its completion
+//! back to the one measuring thread, which checks it: two wake-ups per request, and on this
+//! 2-core machine a third of the samples in the scheduler, 0.79–0.86 of fio's 32 psync jobs
+//! (BENCHMARKS.md). The classic workloads measure the thread backend with this loop; the
+//! streaming engine, whose butler reads into its rings, still uses the pool.
+
+use super::driver::{
+    DirStats, DriveFile, DriveStats, Limits, Pattern, TIMELINE_STEP, check_completion, fill_write,
+};
+use super::{AlignedBuf, OpKind};
+use crate::content::FillState;
+use crate::control::{Control, ProgressUnit};
+use crate::error::{Error, Result};
+use crate::platform::FileAt;
+use crate::stats::thread_cpu_s;
+use std::fs::File;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// What every worker takes its next request from, under one lock held only while taking it.
+struct Issue<'p> {
+    pattern: &'p mut dyn Pattern,
+    issued_bytes: u64,
+    stopping: bool,
+    interrupted: bool,
+}
+
+/// What one worker measured.
+struct WorkerStats {
+    read: DirStats,
+    write: DirStats,
+    cpu_s: f64,
+    last_completion: Instant,
+}
+
+/// Runs `pattern` over `files` with `threads` workers, each with a buffer of `buf_len` bytes,
+/// until it ends, a limit is reached, or the run is cancelled; `drive_files` names the files
+/// (and their content ids) in the same order. The measuring thread shows progress and, in a
+/// studio, keeps the timeline; the workers' CPU time is the run's.
+#[allow(clippy::too_many_arguments)]
+pub fn drive_threads(
+    files: &[&File],
+    drive_files: &[DriveFile],
+    buf_len: usize,
+    threads: usize,
+    pattern: &mut dyn Pattern,
+    limits: Limits,
+    label: &str,
+    ctl: &Control<'_>,
+) -> Result<DriveStats> {
+    let threads = threads.clamp(1, super::pool::MAX_THREADS);
+    let bufs = (0..threads)
+        .map(|_| AlignedBuf::try_new(buf_len))
+        .collect::<Result<Vec<_>>>()?;
+    let start = Instant::now();
+    let deadline = limits.duration.map(|d| start + d);
+    let issue = Mutex::new(Issue {
+        pattern,
+        issued_bytes: 0,
+        stopping: false,
+        interrupted: false,
+    });
+    // Totals so far, for progress and a studio's timeline; `failed` stops every worker.
+    let (bytes_done, ops_done) = (AtomicU64::new(0), AtomicU64::new(0));
+    let failed = AtomicBool::new(false);
+    let running = AtomicU64::new(threads as u64);
+    let (total, unit) = match (limits.bytes, limits.duration) {
+        (Some(b), _) => (b, ProgressUnit::Bytes),
+        (None, Some(d)) => (d.as_millis() as u64, ProgressUnit::Millis),
+        (None, None) => (0, ProgressUnit::Bytes),
+    };
+    ctl.progress.begin(label, total, unit);
+    let mut timeline = Vec::new();
+    let results: Vec<Result<WorkerStats>> = std::thread::scope(|scope| {
+        let mut handles = Vec::with_capacity(threads);
+        for (k, buf) in bufs.into_iter().enumerate() {
+            let w = Worker {
+                files,
+                drive_files,
+                issue: &issue,
+                limits,
+                deadline,
+                label,
+                cancel: ctl.cancel,
+                bytes_done: &bytes_done,
+                ops_done: &ops_done,
+                failed: &failed,
+                running: &running,
+            };
+            let h = std::thread::Builder::new()
+                .name(format!("trackbench-io-{k}"))
+                .spawn_scoped(scope, move || w.run(buf, start));
+            match h {
+                Ok(h) => handles.push(h),
+                Err(e) => {
+                    // The workers already started stop at their next request.
+                    failed.store(true, Ordering::Relaxed);
+                    running.fetch_sub((threads - k) as u64, Ordering::Relaxed);
+                    let mut out: Vec<Result<WorkerStats>> =
+                        vec![Err(Error::io("cannot start an I/O thread", e))];
+                    out.extend(handles.into_iter().map(join));
+                    return out;
+                }
+            }
+        }
+        // The measuring thread watches: progress every 50 ms, the timeline every step.
+        let watch_timeline = !ctl.world.is_alone();
+        let mut next_mark = start + TIMELINE_STEP;
+        let mut last_progress = start;
+        while running.load(Ordering::Acquire) > 0 {
+            let now = Instant::now();
+            if watch_timeline {
+                while now >= next_mark {
+                    timeline.push((
+                        bytes_done.load(Ordering::Relaxed),
+                        ops_done.load(Ordering::Relaxed),
+                    ));
+                    next_mark += TIMELINE_STEP;
+                }
+            }
+            if now - last_progress >= PROGRESS_EVERY {
+                last_progress = now;
+                ctl.progress.set(match unit {
+                    ProgressUnit::Bytes => bytes_done.load(Ordering::Relaxed),
+                    ProgressUnit::Millis => (now - start).as_millis() as u64,
+                    ProgressUnit::Count => ops_done.load(Ordering::Relaxed),
+                });
+            }
+            let wake = if watch_timeline {
+                next_mark.min(now + PROGRESS_EVERY)
+            } else {
+                now + PROGRESS_EVERY
+            };
+            std::thread::sleep(wake.saturating_duration_since(Instant::now()).max(TICK_MIN));
+        }
+        handles.into_iter().map(join).collect()
+    });
+    ctl.progress.end();
+    let mut read = DirStats::default();
+    let mut write = DirStats::default();
+    let mut cpu_s = 0.0;
+    let mut last = start;
+    let mut first_error = None;
+    for r in results {
+        match r {
+            Ok(w) => {
+                merge(&mut read, &w.read);
+                merge(&mut write, &w.write);
+                cpu_s += w.cpu_s;
+                last = last.max(w.last_completion);
+            }
+            Err(e) => {
+                first_error.get_or_insert(e);
+            }
+        }
+    }
+    if let Some(e) = first_error {
+        return Err(e);
+    }
+    let interrupted = issue.lock().map(|i| i.interrupted).unwrap_or(false);
+    Ok(DriveStats {
+        read,
+        write,
+        elapsed: last - start,
+        cpu_s,
+        interrupted,
+        timeline,
+        stonewall: None,
+    })
+}
+
+const PROGRESS_EVERY: Duration = Duration::from_millis(50);
+const TICK_MIN: Duration = Duration::from_millis(1);
+
+fn join(h: std::thread::ScopedJoinHandle<'_, Result<WorkerStats>>) -> Result<WorkerStats> {
+    h.join().unwrap_or_else(|_| {
+        Err(Error::io(
+            "an I/O thread panicked",
+            std::io::Error::other("panic"),
+        ))
+    })
+}
+
+fn merge(into: &mut DirStats, from: &DirStats) {
+    into.ops += from.ops;
+    into.bytes += from.bytes;
+    into.latency.merge(&from.latency);
+}
+
+/// One worker's view of the run.
+struct Worker<'a, 'p> {
+    files: &'a [&'a File],
+    drive_files: &'a [DriveFile],
+    issue: &'a Mutex<Issue<'p>>,
+    limits: Limits,
+    deadline: Option<Instant>,
+    label: &'a str,
+    cancel: &'a AtomicBool,
+    bytes_done: &'a AtomicU64,
+    ops_done: &'a AtomicU64,
+    failed: &'a AtomicBool,
+    running: &'a AtomicU64,
+}
+
+impl Worker<'_, '_> {
+    fn run(self, buf: AlignedBuf, start: Instant) -> Result<WorkerStats> {
+        let r = self.work(buf, start);
+        if r.is_err() {
+            self.failed.store(true, Ordering::Relaxed);
+        }
+        self.running.fetch_sub(1, Ordering::Release);
+        r
+    }
+
+    fn work(&self, mut buf: AlignedBuf, start: Instant) -> Result<WorkerStats> {
+        let cpu0 = thread_cpu_s();
+        let mut fill_state = FillState::default();
+        let mut read = DirStats::default();
+        let mut write = DirStats::default();
+        let mut last_completion = start;
+        while let Some(spec) = self.next(last_completion) {
+            let f = &self.drive_files[spec.file as usize];
+            let file = self.files[spec.file as usize];
+            let len = spec.len as usize;
+            let (t, r) = match spec.kind {
+                OpKind::Write => {
+                    fill_write(&spec, f, &mut buf[..len], &mut fill_state, self.label)?;
+                    let t = Instant::now();
+                    (t, file.write_at(&buf[..len], spec.offset))
+                }
+                OpKind::Read => {
+                    // A read overwrites the buffer: the next write must lay its noise again.
+                    fill_state = FillState::default();
+                    let t = Instant::now();
+                    (t, file.read_at(&mut buf[..len], spec.offset))
+                }
+            };
+            let now = Instant::now();
+            last_completion = now;
+            let result = match r {
+                Ok(n) => n as i64,
+                Err(e) => -i64::from(e.raw_os_error().unwrap_or(5)),
+            };
+            let n = check_completion(&spec, f, result, &buf, read.ops)?;
+            let dir = match spec.kind {
+                OpKind::Read => &mut read,
+                OpKind::Write => &mut write,
+            };
+            dir.ops += 1;
+            dir.bytes += n;
+            dir.latency.record(now - t);
+            self.bytes_done.fetch_add(n, Ordering::Relaxed);
+            self.ops_done.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(WorkerStats {
+            read,
+            write,
+            cpu_s: thread_cpu_s() - cpu0,
+            last_completion,
+        })
+    }
+
+    /// The next request, or `None` once the pattern ends, a limit is reached, the run is
+    /// cancelled or another worker failed. `now` is this worker's last completion: recent enough
+    /// for the deadline.
+    fn next(&self, now: Instant) -> Option<super::driver::OpSpec> {
+        let mut is = self.issue.lock().ok()?;
+        if is.stopping {
+            return None;
+        }
+        if self.cancel.load(Ordering::Relaxed) {
+            is.interrupted = true;
+            is.stopping = true;
+            return None;
+        }
+        if self.failed.load(Ordering::Relaxed)
+            || self.limits.bytes.is_some_and(|b| is.issued_bytes >= b)
+            || self.deadline.is_some_and(|d| now >= d)
+        {
+            is.stopping = true;
+            return None;
+        }
+        let Some(spec) = is.pattern.next_op() else {
+            is.stopping = true;
+            return None;
+        };
+        is.issued_bytes += u64::from(spec.len);
+        Some(spec)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::control::NoProgress;
+    use crate::io::driver::OpSpec;
+    use std::io::{Read, Seek, SeekFrom, Write};
+    use std::sync::Mutex as StdMutex;
+
+    /// Plays back a fixed list of requests, in order.
+    struct Script(std::vec::IntoIter<OpSpec>);
+    impl Pattern for Script {
+        fn next_op(&mut self) -> Option<OpSpec> {
+            self.0.next()
+        }
+    }
+
+    fn seq(kind: OpKind, end: u64, bs: u32) -> Script {
+        Script(
+            (0..end / u64::from(bs))
+                .map(|i| OpSpec {
+                    kind,
+                    file: 0,
+                    offset: i * u64::from(bs),
+                    len: bs,
+                })
+                .collect::<Vec<_>>()
+                .into_iter(),
+        )
+    }
+
+    fn ctl(cancel: &AtomicBool) -> Control<'_> {
+        Control {
+            cancel,
+            progress: &NoProgress,
+            world: &crate::world::Alone,
+        }
+    }
+
+    fn rw_file(dir: &std::path::Path, len: u64) -> std::fs::File {
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(dir.join("media"))
+            .unwrap();
+        f.set_len(len).unwrap();
+        f
+    }
+
+    #[test]
+    fn workers_write_tagged_media_then_read_it_back_checked_and_counted() {
+        let dir = tempfile::tempdir().unwrap();
+        let len = 4u64 << 20;
+        let file = rw_file(dir.path(), len);
+        let dfs = [DriveFile {
+            path: dir.path().join("media"),
+            content_id: Some(7),
+        }];
+        let cancel = AtomicBool::new(false);
+        let ctl = ctl(&cancel);
+        let mut w = seq(OpKind::Write, len, 65536);
+        let s = drive_threads(
+            &[&file],
+            &dfs,
+            65536,
+            8,
+            &mut w,
+            Limits::default(),
+            "w",
+            &ctl,
+        )
+        .unwrap();
+        assert_eq!((s.write.ops, s.write.bytes, s.read.ops), (64, len, 0));
+        assert_eq!(s.write.latency.count(), 64);
+        // What the eight workers wrote is every block's own content, wherever each went.
+        let mut all = vec![0u8; len as usize];
+        (&file).seek(SeekFrom::Start(0)).unwrap();
+        (&file).read_exact(&mut all).unwrap();
+        crate::content::verify(&all, 7, 0, true).unwrap();
+
+        // Reads stop at the byte limit, each counted once.
+        let mut r = seq(OpKind::Read, len, 4096);
+        let lim = Limits {
+            bytes: Some(1 << 20),
+            duration: None,
+        };
+        let s = drive_threads(&[&file], &dfs, 4096, 32, &mut r, lim, "r", &ctl).unwrap();
+        assert_eq!((s.read.ops, s.read.bytes), (256, 1 << 20));
+        assert_eq!(s.read.latency.count(), 256);
+        assert!(!s.interrupted && s.cpu_s > 0.0);
+
+        // A corrupted tag fails the run with its block named, and stops the other workers.
+        (&file).seek(SeekFrom::Start(3 * 4096 + 9)).unwrap();
+        (&file).write_all(&[0x5a; 4]).unwrap();
+        let mut r = seq(OpKind::Read, len, 4096);
+        let e = drive_threads(
+            &[&file],
+            &dfs,
+            4096,
+            4,
+            &mut r,
+            Limits::default(),
+            "r",
+            &ctl,
+        )
+        .unwrap_err();
+        assert!(matches!(e, Error::Verify { offset: 12288, .. }), "{e}");
+    }
+
+    #[test]
+    fn a_users_file_is_never_written_and_a_short_read_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = rw_file(dir.path(), 1 << 20);
+        let theirs = [DriveFile {
+            path: dir.path().join("media"),
+            content_id: None,
+        }];
+        let cancel = AtomicBool::new(false);
+        let ctl = ctl(&cancel);
+        let mut w = seq(OpKind::Write, 1 << 20, 4096);
+        let e = drive_threads(
+            &[&file],
+            &theirs,
+            4096,
+            4,
+            &mut w,
+            Limits::default(),
+            "w",
+            &ctl,
+        )
+        .unwrap_err();
+        assert!(matches!(e, Error::WriteRefused { .. }), "{e}");
+        let mut all = vec![1u8; 1 << 20];
+        (&file).read_exact(&mut all).unwrap();
+        assert!(all.iter().all(|&b| b == 0), "nothing written");
+        // A read past the end of the file comes back short.
+        let mut past = Script(
+            vec![OpSpec {
+                kind: OpKind::Read,
+                file: 0,
+                offset: (1 << 20) - 2048,
+                len: 4096,
+            }]
+            .into_iter(),
+        );
+        let e = drive_threads(
+            &[&file],
+            &theirs,
+            4096,
+            2,
+            &mut past,
+            Limits::default(),
+            "r",
+            &ctl,
+        )
+        .unwrap_err();
+        assert!(matches!(e, Error::ShortIo { got: 2048, .. }), "{e}");
+    }
+
+    #[test]
+    fn a_cancelled_run_issues_nothing_and_a_duration_ends_the_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = rw_file(dir.path(), 1 << 20);
+        let dfs = [DriveFile {
+            path: dir.path().join("media"),
+            content_id: None,
+        }];
+        let cancel = AtomicBool::new(true);
+        let mut r = seq(OpKind::Read, 1 << 20, 4096);
+        let s = drive_threads(
+            &[&file],
+            &dfs,
+            4096,
+            4,
+            &mut r,
+            Limits::default(),
+            "r",
+            &ctl(&cancel),
+        )
+        .unwrap();
+        assert!(s.interrupted);
+        assert_eq!(s.ops(), 0);
+
+        /// Reads the same block for ever.
+        struct Forever;
+        impl Pattern for Forever {
+            fn next_op(&mut self) -> Option<OpSpec> {
+                Some(OpSpec {
+                    kind: OpKind::Read,
+                    file: 0,
+                    offset: 0,
+                    len: 4096,
+                })
+            }
+        }
+        let cancel = AtomicBool::new(false);
+        let lim = Limits {
+            duration: Some(Duration::from_millis(200)),
+            bytes: None,
+        };
+        let s = drive_threads(
+            &[&file],
+            &dfs,
+            4096,
+            3,
+            &mut Forever,
+            lim,
+            "r",
+            &ctl(&cancel),
+        )
+        .unwrap();
+        assert!(!s.interrupted && s.read.ops > 0);
+        assert!(s.elapsed >= Duration::from_millis(200), "{:?}", s.elapsed);
+    }
+
+    #[test]
+    fn a_studio_rank_keeps_a_timeline_of_what_its_workers_did() {
+        /// A world of two whose gathers nobody calls here: only `is_alone` matters.
+        struct Two;
+        impl crate::world::World for Two {
+            fn rank(&self) -> u32 {
+                0
+            }
+            fn size(&self) -> u32 {
+                2
+            }
+            fn all_gather(
+                &self,
+                mine: &[u8],
+                _cancel: &AtomicBool,
+            ) -> crate::error::Result<Vec<Vec<u8>>> {
+                Ok(vec![mine.to_vec(), mine.to_vec()])
+            }
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let file = rw_file(dir.path(), 1 << 20);
+        let dfs = [DriveFile {
+            path: dir.path().join("media"),
+            content_id: None,
+        }];
+        let cancel = AtomicBool::new(false);
+        let c = Control {
+            cancel: &cancel,
+            progress: &NoProgress,
+            world: &Two,
+        };
+        let calls = StdMutex::new(0u64);
+        /// Reads block after block, slowly enough to span several timeline steps.
+        struct Slow<'a>(&'a StdMutex<u64>);
+        impl Pattern for Slow<'_> {
+            fn next_op(&mut self) -> Option<OpSpec> {
+                let mut n = self.0.lock().ok()?;
+                *n += 1;
+                std::thread::sleep(Duration::from_millis(2));
+                (*n <= 40).then_some(OpSpec {
+                    kind: OpKind::Read,
+                    file: 0,
+                    offset: 0,
+                    len: 4096,
+                })
+            }
+        }
+        let s = drive_threads(
+            &[&file],
+            &dfs,
+            4096,
+            2,
+            &mut Slow(&calls),
+            Limits::default(),
+            "r",
+            &c,
+        )
+        .unwrap();
+        assert_eq!(s.read.ops, 40);
+        assert!(s.timeline.len() >= 5, "{:?}", s.timeline);
+        assert!(s.timeline.windows(2).all(|w| w[0].1 <= w[1].1));
+        assert!(s.timeline.last().is_some_and(|&(_, ops)| ops <= 40));
+    }
+}
