@@ -8,12 +8,13 @@ Each pattern runs ROUNDS times per tool, alternating which tool goes first; the 
 median of each tool and the ratio trackbench / fio. CPU is user + system seconds per GB moved.
 Writes go to a new file that grows as it is written, for both tools (fio: no fallocate, appending),
 as a recorder's file does.
-Needs fio (apt-get install -y fio) and a release build (cargo build --release).
+Needs fio (apt-get install -y fio) and a release build (cargo build --release; TRACKBENCH_BIN names
+another binary, e.g. an earlier commit's, to compare).
 """
 import argparse, json, os, shutil, statistics, subprocess, sys, tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TB = os.path.join(ROOT, "target", "release", "trackbench")
+TB = os.environ.get("TRACKBENCH_BIN") or os.path.join(ROOT, "target", "release", "trackbench")
 
 
 def sh(args):
@@ -38,8 +39,9 @@ def fio(args, rw, jobs=1):
     out = sh(["fio", "--output-format=json", "--direct=1", "--name=job"] + args + more)
     j = json.loads(out[out.index("{"):])["jobs"][0]
     d = j["write" if "write" in rw else "read"]
-    # With group_reporting, job_runtime is the jobs' runtimes summed; the wall time is one's.
-    secs = j["job_runtime"] / 1000.0 / jobs
+    # With group_reporting, job_runtime is the jobs' runtimes summed, and usr_cpu/sys_cpu are the
+    # summed CPU times over that summed runtime (fio's stat.c): their product is every job's CPU.
+    secs = j["job_runtime"] / 1000.0
     gb = d["io_bytes"] / 1e9
     cpu = (j["usr_cpu"] + j["sys_cpu"]) / 100.0 * secs
     return {"mb_s": d["bw_bytes"] / 1e6, "iops": d["iops"], "cpu_s_gb": cpu / gb if gb else 0.0}
