@@ -156,6 +156,15 @@ fn json(path: &Path) -> Value {
     serde_json::from_slice(&std::fs::read(path).expect("the result was written")).expect("JSON")
 }
 
+/// The Windows binary builds with MinGW-w64 and starts under wine (`--version`, checked by
+/// [`build`]). The build is the suite's heaviest fixture, a whole cross build: this runs as
+/// `a_windows_build::…`, first in name order, so it starts with the suite and not after the
+/// other 70 tests have taken their turns.
+pub fn the_windows_binary_builds_and_starts_under_wine() {
+    let Some(w) = win() else { return };
+    assert!(w.exe.is_file(), "{}", w.exe.display());
+}
+
 #[test]
 fn bad_input_fails_with_one_line_naming_it() {
     let Some(w) = win() else { return };
