@@ -70,6 +70,9 @@ pub fn drive_threads(
     let (bytes_done, ops_done) = (AtomicU64::new(0), AtomicU64::new(0));
     let failed = AtomicBool::new(false);
     let running = AtomicU64::new(threads as u64);
+    // The last worker to finish wakes the measuring thread, which otherwise sleeps between its
+    // progress updates: a short transfer (one small file laid out) ends when its I/O does.
+    let watcher = std::thread::current();
     let (total, unit) = match (limits.bytes, limits.duration) {
         (Some(b), _) => (b, ProgressUnit::Bytes),
         (None, Some(d)) => (d.as_millis() as u64, ProgressUnit::Millis),
@@ -92,6 +95,7 @@ pub fn drive_threads(
                 ops_done: &ops_done,
                 failed: &failed,
                 running: &running,
+                watcher: &watcher,
             };
             let h = std::thread::Builder::new()
                 .name(format!("trackbench-io-{k}"))
@@ -137,7 +141,7 @@ pub fn drive_threads(
             } else {
                 now + PROGRESS_EVERY
             };
-            std::thread::sleep(wake.saturating_duration_since(Instant::now()).max(TICK_MIN));
+            std::thread::park_timeout(wake.saturating_duration_since(Instant::now()).max(TICK_MIN));
         }
         handles.into_iter().map(join).collect()
     });
@@ -206,6 +210,7 @@ struct Worker<'a, 'p> {
     ops_done: &'a AtomicU64,
     failed: &'a AtomicBool,
     running: &'a AtomicU64,
+    watcher: &'a std::thread::Thread,
 }
 
 impl Worker<'_, '_> {
@@ -214,7 +219,9 @@ impl Worker<'_, '_> {
         if r.is_err() {
             self.failed.store(true, Ordering::Relaxed);
         }
-        self.running.fetch_sub(1, Ordering::Release);
+        if self.running.fetch_sub(1, Ordering::Release) == 1 {
+            self.watcher.unpark();
+        }
         r
     }
 
