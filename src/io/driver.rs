@@ -99,6 +99,15 @@ pub struct Stonewall {
     pub ops: f64,
 }
 
+impl DirStats {
+    /// One finished request of `bytes`, which took `latency`.
+    pub fn count(&mut self, bytes: u64, latency: Duration) {
+        self.ops += 1;
+        self.bytes += bytes;
+        self.latency.record(latency);
+    }
+}
+
 impl DriveStats {
     pub fn bytes(&self) -> u64 {
         self.read.bytes + self.write.bytes
@@ -287,13 +296,11 @@ pub fn drive(
             is.in_flight -= 1;
             let f = &files[spec.file as usize];
             let n = check_completion(&spec, f, c.result, backend.slot(c.slot), read.ops)?;
-            let dir = match spec.kind {
+            match spec.kind {
                 OpKind::Read => &mut read,
                 OpKind::Write => &mut write,
-            };
-            dir.ops += 1;
-            dir.bytes += n;
-            dir.latency.record(now - t);
+            }
+            .count(n, now - t);
             is.free.push(c.slot);
             // The slot is free again: its next request goes to the device now, not after the
             // rest of the batch has been checked. After the batch's last one, the wait for the
@@ -360,11 +367,7 @@ pub(crate) fn check_completion(
     buf: &[u8],
     nth_read: u64,
 ) -> Result<u64> {
-    let op = if spec.kind == OpKind::Read {
-        "read"
-    } else {
-        "write"
-    };
+    let op = spec.kind.as_str();
     let what = || {
         format!(
             "{op} of {} bytes at offset {} in {} failed",

@@ -27,6 +27,16 @@ pub enum OpKind {
     Write,
 }
 
+impl OpKind {
+    /// "read" or "write", for messages.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OpKind::Read => "read",
+            OpKind::Write => "write",
+        }
+    }
+}
+
 /// One request handed to a backend: `len` bytes at `offset` of registered file `file`, into or out of
 /// the backend's buffer `slot`, or of caller memory at `external` when it is not null (the
 /// streaming engine reads straight into its rings). `slot` also names the request in completions.
@@ -317,6 +327,15 @@ fn open_error(path: &Path, e: std::io::Error) -> Error {
             path: path.to_path_buf(),
         },
         _ => Error::io(format!("cannot open {}", path.display()), e),
+    }
+}
+
+/// A positional transfer's outcome as a completion carries it: bytes moved, or the negative OS
+/// error code (EIO where the error has none).
+pub fn completion_result(r: std::io::Result<usize>) -> i64 {
+    match r {
+        Ok(n) => n as i64,
+        Err(e) => -i64::from(e.raw_os_error().unwrap_or(5)),
     }
 }
 

@@ -111,10 +111,7 @@ fn positional(file: &File, job: &Job) -> i64 {
             file.write_at(buf, job.offset)
         }
     };
-    match r {
-        Ok(n) => n as i64,
-        Err(e) => -i64::from(e.raw_os_error().unwrap_or(5)),
-    }
+    super::completion_result(r)
 }
 
 impl IoBackend for PoolBackend {

@@ -100,10 +100,7 @@ impl IoBackend for SyncBackend {
                 OpKind::Write => file.write_at(std::slice::from_raw_parts(ptr, len), op.offset),
             }
         };
-        let result = match r {
-            Ok(n) => n as i64,
-            Err(e) => -i64::from(e.raw_os_error().unwrap_or(5)),
-        };
+        let result = super::completion_result(r);
         self.done = Some(Completion {
             slot: op.slot,
             result,

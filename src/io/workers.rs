@@ -12,7 +12,7 @@
 use super::driver::{
     DirStats, DriveFile, DriveStats, Limits, Pattern, TIMELINE_STEP, check_completion, fill_write,
 };
-use super::{AlignedBuf, OpKind};
+use super::{AlignedBuf, OpKind, completion_result};
 use crate::content::FillState;
 use crate::control::{Control, ProgressUnit};
 use crate::error::{Error, Result};
@@ -250,18 +250,12 @@ impl Worker<'_, '_> {
             };
             let now = Instant::now();
             last_completion = now;
-            let result = match r {
-                Ok(n) => n as i64,
-                Err(e) => -i64::from(e.raw_os_error().unwrap_or(5)),
-            };
-            let n = check_completion(&spec, f, result, &buf, read.ops)?;
-            let dir = match spec.kind {
+            let n = check_completion(&spec, f, completion_result(r), &buf, read.ops)?;
+            match spec.kind {
                 OpKind::Read => &mut read,
                 OpKind::Write => &mut write,
-            };
-            dir.ops += 1;
-            dir.bytes += n;
-            dir.latency.record(now - t);
+            }
+            .count(n, now - t);
             self.bytes_done.fetch_add(n, Ordering::Relaxed);
             self.ops_done.fetch_add(1, Ordering::Relaxed);
         }
@@ -332,54 +326,82 @@ mod tests {
         )
     }
 
-    fn ctl(cancel: &AtomicBool) -> Control<'_> {
-        Control {
-            cancel,
-            progress: &NoProgress,
-            world: &crate::world::Alone,
-        }
+    /// One file of `len` zero bytes in a temporary directory, tagged as trackbench's media
+    /// `content_id` or a user's (`None`).
+    struct Fixture {
+        _dir: tempfile::TempDir,
+        file: std::fs::File,
+        df: DriveFile,
     }
 
-    fn rw_file(dir: &std::path::Path, len: u64) -> std::fs::File {
-        let f = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create_new(true)
-            .open(dir.join("media"))
-            .unwrap();
-        f.set_len(len).unwrap();
-        f
+    impl Fixture {
+        fn new(len: u64, content_id: Option<u32>) -> Fixture {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("media");
+            let file = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create_new(true)
+                .open(&path)
+                .unwrap();
+            file.set_len(len).unwrap();
+            Fixture {
+                _dir: dir,
+                file,
+                df: DriveFile { path, content_id },
+            }
+        }
+
+        /// `pattern` with `threads` workers and buffers of `buf_len`, in `world`.
+        fn drive_in(
+            &self,
+            world: &dyn crate::world::World,
+            (buf_len, threads): (usize, usize),
+            pattern: &mut dyn Pattern,
+            limits: Limits,
+            cancelled: bool,
+        ) -> Result<DriveStats> {
+            let cancel = AtomicBool::new(cancelled);
+            let ctl = Control {
+                cancel: &cancel,
+                progress: &NoProgress,
+                world,
+            };
+            let df = std::slice::from_ref(&self.df);
+            drive_threads(
+                &[&self.file],
+                df,
+                buf_len,
+                threads,
+                pattern,
+                limits,
+                "t",
+                &ctl,
+            )
+        }
+
+        fn drive(
+            &self,
+            shape: (usize, usize),
+            pattern: &mut dyn Pattern,
+            limits: Limits,
+        ) -> Result<DriveStats> {
+            self.drive_in(&crate::world::Alone, shape, pattern, limits, false)
+        }
     }
 
     #[test]
     fn workers_write_tagged_media_then_read_it_back_checked_and_counted() {
-        let dir = tempfile::tempdir().unwrap();
         let len = 4u64 << 20;
-        let file = rw_file(dir.path(), len);
-        let dfs = [DriveFile {
-            path: dir.path().join("media"),
-            content_id: Some(7),
-        }];
-        let cancel = AtomicBool::new(false);
-        let ctl = ctl(&cancel);
+        let fx = Fixture::new(len, Some(7));
         let mut w = seq(OpKind::Write, len, 65536);
-        let s = drive_threads(
-            &[&file],
-            &dfs,
-            65536,
-            8,
-            &mut w,
-            Limits::default(),
-            "w",
-            &ctl,
-        )
-        .unwrap();
+        let s = fx.drive((65536, 8), &mut w, Limits::default()).unwrap();
         assert_eq!((s.write.ops, s.write.bytes, s.read.ops), (64, len, 0));
         assert_eq!(s.write.latency.count(), 64);
         // What the eight workers wrote is every block's own content, wherever each went.
         let mut all = vec![0u8; len as usize];
-        (&file).seek(SeekFrom::Start(0)).unwrap();
-        (&file).read_exact(&mut all).unwrap();
+        (&fx.file).seek(SeekFrom::Start(0)).unwrap();
+        (&fx.file).read_exact(&mut all).unwrap();
         crate::content::verify(&all, 7, 0, true).unwrap();
 
         // Reads stop at the byte limit, each counted once.
@@ -388,54 +410,27 @@ mod tests {
             bytes: Some(1 << 20),
             duration: None,
         };
-        let s = drive_threads(&[&file], &dfs, 4096, 32, &mut r, lim, "r", &ctl).unwrap();
+        let s = fx.drive((4096, 32), &mut r, lim).unwrap();
         assert_eq!((s.read.ops, s.read.bytes), (256, 1 << 20));
         assert_eq!(s.read.latency.count(), 256);
         assert!(!s.interrupted && s.cpu_s > 0.0);
 
         // A corrupted tag fails the run with its block named, and stops the other workers.
-        (&file).seek(SeekFrom::Start(3 * 4096 + 9)).unwrap();
-        (&file).write_all(&[0x5a; 4]).unwrap();
+        (&fx.file).seek(SeekFrom::Start(3 * 4096 + 9)).unwrap();
+        (&fx.file).write_all(&[0x5a; 4]).unwrap();
         let mut r = seq(OpKind::Read, len, 4096);
-        let e = drive_threads(
-            &[&file],
-            &dfs,
-            4096,
-            4,
-            &mut r,
-            Limits::default(),
-            "r",
-            &ctl,
-        )
-        .unwrap_err();
+        let e = fx.drive((4096, 4), &mut r, Limits::default()).unwrap_err();
         assert!(matches!(e, Error::Verify { offset: 12288, .. }), "{e}");
     }
 
     #[test]
     fn a_users_file_is_never_written_and_a_short_read_is_an_error() {
-        let dir = tempfile::tempdir().unwrap();
-        let file = rw_file(dir.path(), 1 << 20);
-        let theirs = [DriveFile {
-            path: dir.path().join("media"),
-            content_id: None,
-        }];
-        let cancel = AtomicBool::new(false);
-        let ctl = ctl(&cancel);
+        let fx = Fixture::new(1 << 20, None);
         let mut w = seq(OpKind::Write, 1 << 20, 4096);
-        let e = drive_threads(
-            &[&file],
-            &theirs,
-            4096,
-            4,
-            &mut w,
-            Limits::default(),
-            "w",
-            &ctl,
-        )
-        .unwrap_err();
+        let e = fx.drive((4096, 4), &mut w, Limits::default()).unwrap_err();
         assert!(matches!(e, Error::WriteRefused { .. }), "{e}");
         let mut all = vec![1u8; 1 << 20];
-        (&file).read_exact(&mut all).unwrap();
+        (&fx.file).read_exact(&mut all).unwrap();
         assert!(all.iter().all(|&b| b == 0), "nothing written");
         // A read past the end of the file comes back short.
         let mut past = Script(
@@ -447,41 +442,25 @@ mod tests {
             }]
             .into_iter(),
         );
-        let e = drive_threads(
-            &[&file],
-            &theirs,
-            4096,
-            2,
-            &mut past,
-            Limits::default(),
-            "r",
-            &ctl,
-        )
-        .unwrap_err();
+        let e = fx
+            .drive((4096, 2), &mut past, Limits::default())
+            .unwrap_err();
         assert!(matches!(e, Error::ShortIo { got: 2048, .. }), "{e}");
     }
 
     #[test]
     fn a_cancelled_run_issues_nothing_and_a_duration_ends_the_run() {
-        let dir = tempfile::tempdir().unwrap();
-        let file = rw_file(dir.path(), 1 << 20);
-        let dfs = [DriveFile {
-            path: dir.path().join("media"),
-            content_id: None,
-        }];
-        let cancel = AtomicBool::new(true);
+        let fx = Fixture::new(1 << 20, None);
         let mut r = seq(OpKind::Read, 1 << 20, 4096);
-        let s = drive_threads(
-            &[&file],
-            &dfs,
-            4096,
-            4,
-            &mut r,
-            Limits::default(),
-            "r",
-            &ctl(&cancel),
-        )
-        .unwrap();
+        let s = fx
+            .drive_in(
+                &crate::world::Alone,
+                (4096, 4),
+                &mut r,
+                Limits::default(),
+                true,
+            )
+            .unwrap();
         assert!(s.interrupted);
         assert_eq!(s.ops(), 0);
 
@@ -497,22 +476,11 @@ mod tests {
                 })
             }
         }
-        let cancel = AtomicBool::new(false);
         let lim = Limits {
             duration: Some(Duration::from_millis(200)),
             bytes: None,
         };
-        let s = drive_threads(
-            &[&file],
-            &dfs,
-            4096,
-            3,
-            &mut Forever,
-            lim,
-            "r",
-            &ctl(&cancel),
-        )
-        .unwrap();
+        let s = fx.drive((4096, 3), &mut Forever, lim).unwrap();
         assert!(!s.interrupted && s.read.ops > 0);
         assert!(s.elapsed >= Duration::from_millis(200), "{:?}", s.elapsed);
     }
@@ -536,18 +504,7 @@ mod tests {
                 Ok(vec![mine.to_vec(), mine.to_vec()])
             }
         }
-        let dir = tempfile::tempdir().unwrap();
-        let file = rw_file(dir.path(), 1 << 20);
-        let dfs = [DriveFile {
-            path: dir.path().join("media"),
-            content_id: None,
-        }];
-        let cancel = AtomicBool::new(false);
-        let c = Control {
-            cancel: &cancel,
-            progress: &NoProgress,
-            world: &Two,
-        };
+        let fx = Fixture::new(1 << 20, None);
         let calls = StdMutex::new(0u64);
         /// Reads block after block, slowly enough to span several timeline steps.
         struct Slow<'a>(&'a StdMutex<u64>);
@@ -564,17 +521,9 @@ mod tests {
                 })
             }
         }
-        let s = drive_threads(
-            &[&file],
-            &dfs,
-            4096,
-            2,
-            &mut Slow(&calls),
-            Limits::default(),
-            "r",
-            &c,
-        )
-        .unwrap();
+        let s = fx
+            .drive_in(&Two, (4096, 2), &mut Slow(&calls), Limits::default(), false)
+            .unwrap();
         assert_eq!(s.read.ops, 40);
         assert!(s.timeline.len() >= 5, "{:?}", s.timeline);
         assert!(s.timeline.windows(2).all(|w| w[0].1 <= w[1].1));

@@ -236,11 +236,7 @@ impl<'a> Butler<'a> {
             self.planner.complete(tracks, &r);
             side.completed(tracks, &mut self.planner, &r, now.saturating_sub(self.t0));
             let path = &self.files.names[r.file as usize];
-            let op = if r.kind == OpKind::Read {
-                "read"
-            } else {
-                "write"
-            };
+            let op = r.kind.as_str();
             let what = || {
                 format!(
                     "{op} of {} bytes at {} in {}",

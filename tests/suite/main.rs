@@ -24,7 +24,8 @@ mod ui;
 mod windows;
 
 /// The Windows binary, which the Windows tests (last in name order) share: built first, beside
-/// the newcomer's run.
+/// the newcomer's run. Cross-built from Linux, as `windows` is.
+#[cfg(target_os = "linux")]
 mod a_windows_build {
     #[test]
     fn the_windows_binary_builds_and_starts_under_wine() {
