@@ -213,15 +213,36 @@ struct Worker<'a, 'p> {
     watcher: &'a std::thread::Thread,
 }
 
-impl Worker<'_, '_> {
-    fn run(self, buf: AlignedBuf, start: Instant) -> Result<WorkerStats> {
-        let r = self.work(buf, start);
-        if r.is_err() {
+/// Marks a worker gone however it leaves, a panic included: a failure stops the others, and the
+/// last one out wakes the measuring thread, which would otherwise wait for it for ever.
+struct Leaving<'a> {
+    failed: &'a AtomicBool,
+    running: &'a AtomicU64,
+    watcher: &'a std::thread::Thread,
+    ok: bool,
+}
+
+impl Drop for Leaving<'_> {
+    fn drop(&mut self) {
+        if !self.ok {
             self.failed.store(true, Ordering::Relaxed);
         }
         if self.running.fetch_sub(1, Ordering::Release) == 1 {
             self.watcher.unpark();
         }
+    }
+}
+
+impl Worker<'_, '_> {
+    fn run(self, buf: AlignedBuf, start: Instant) -> Result<WorkerStats> {
+        let mut leaving = Leaving {
+            failed: self.failed,
+            running: self.running,
+            watcher: self.watcher,
+            ok: false,
+        };
+        let r = self.work(buf, start);
+        leaving.ok = r.is_ok();
         r
     }
 
@@ -483,6 +504,28 @@ mod tests {
         let s = fx.drive((4096, 3), &mut Forever, lim).unwrap();
         assert!(!s.interrupted && s.read.ops > 0);
         assert!(s.elapsed >= Duration::from_millis(200), "{:?}", s.elapsed);
+    }
+
+    #[test]
+    fn a_worker_that_panics_ends_the_run_with_an_error_not_a_hang() {
+        let fx = Fixture::new(1 << 20, None);
+        /// A request larger than the workers' buffers, after a few good ones.
+        struct Oversized(u32);
+        impl Pattern for Oversized {
+            fn next_op(&mut self) -> Option<OpSpec> {
+                self.0 += 1;
+                Some(OpSpec {
+                    kind: OpKind::Read,
+                    file: 0,
+                    offset: 0,
+                    len: if self.0 > 5 { 8192 } else { 4096 },
+                })
+            }
+        }
+        let e = fx
+            .drive((4096, 3), &mut Oversized(0), Limits::default())
+            .unwrap_err();
+        assert!(e.to_string().contains("panicked"), "{e}");
     }
 
     #[test]
