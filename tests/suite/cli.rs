@@ -702,9 +702,8 @@ impl Drop for Unmount {
     }
 }
 
-/// `run` in a folder is the standard suite with its summary (the test is
-/// `a_newcomers_run::is_the_standard_suite_with_a_summary`).
-pub fn run_is_the_standard_suite_with_a_summary() {
+#[test]
+fn run_is_the_standard_suite_with_a_summary() {
     // The newcomer's run, shared with report.rs's test of its report and store.
     let run = crate::common::newcomer_run();
     let (stdout, target, json) = (&run.stdout, &run.target, &run.json);

@@ -99,8 +99,9 @@ fn check_in_browser(b: &Browser, page: &Path, expect: Expect<'_>) {
 
 /// The newcomer's path: `run` in a folder stores its result and writes its report into the
 /// current directory; history, show, report and compare work on it; the report opens in a
-/// browser with every chart drawn (the test is `a_newcomers_run::stores_its_result_and_…`).
-pub fn a_newcomers_run_stores_its_result_and_writes_a_report_a_browser_draws_whole() {
+/// browser with every chart drawn.
+#[test]
+fn a_newcomers_run_stores_its_result_and_writes_a_report_a_browser_draws_whole() {
     // The newcomer's run, shared with cli.rs's test of its document and summary.
     let run = common::newcomer_run();
     let (home, target) = (&run.home, &run.target);

@@ -53,9 +53,9 @@ fn build() -> Result<Win, String> {
     }
     let tmp = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
     let target_dir = tmp.join("windows-build");
-    // At the lowest CPU priority: the build runs beside the suite's real-time tests (it starts
-    // first, see main.rs), whose disk threads must not wait for a CPU behind rustc (a sampler
-    // run in CI issued a first read late and dropped notes while it compiled).
+    // At the lowest CPU priority: the build runs beside the suite's real-time tests, whose disk
+    // threads must not wait for a CPU behind rustc (a sampler run in CI issued a first read
+    // late and dropped notes while it compiled).
     let out = Command::new("nice")
         .args(["-n", "19"])
         .arg(env!("CARGO"))
@@ -162,10 +162,9 @@ fn json(path: &Path) -> Value {
 }
 
 /// The Windows binary builds with MinGW-w64 and starts under wine (`--version`, checked by
-/// [`build`]). The build is the suite's heaviest fixture, a whole cross build: this runs as
-/// `a_windows_build::…`, first in name order, so it starts with the suite and not after the
-/// other 70 tests have taken their turns.
-pub fn the_windows_binary_builds_and_starts_under_wine() {
+/// [`build`]).
+#[test]
+fn the_windows_binary_builds_and_starts_under_wine() {
     let Some(w) = win() else { return };
     assert!(w.exe.is_file(), "{}", w.exe.display());
 }
