@@ -106,6 +106,13 @@ impl DirStats {
         self.bytes += bytes;
         self.latency.record(latency);
     }
+
+    /// Adds what another thread counted in the same direction.
+    pub fn merge(&mut self, other: &DirStats) {
+        self.ops += other.ops;
+        self.bytes += other.bytes;
+        self.latency.merge(&other.latency);
+    }
 }
 
 impl DriveStats {

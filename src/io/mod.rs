@@ -184,9 +184,7 @@ impl IoSettings {
             )?),
         })
     }
-}
 
-impl IoSettings {
     /// Runs `pattern` over `files` (named, with their content ids, by `drive_files`) with these
     /// settings and one buffer of `buf_len` bytes per request in flight: the thread backend as
     /// workers that each issue, check and record their own requests ([`workers`]), the others

@@ -154,8 +154,8 @@ pub fn drive_threads(
     for r in results {
         match r {
             Ok(w) => {
-                merge(&mut read, &w.read);
-                merge(&mut write, &w.write);
+                read.merge(&w.read);
+                write.merge(&w.write);
                 cpu_s += w.cpu_s;
                 last = last.max(w.last_completion);
             }
@@ -189,12 +189,6 @@ fn join(h: std::thread::ScopedJoinHandle<'_, Result<WorkerStats>>) -> Result<Wor
             std::io::Error::other("panic"),
         ))
     })
-}
-
-fn merge(into: &mut DirStats, from: &DirStats) {
-    into.ops += from.ops;
-    into.bytes += from.bytes;
-    into.latency.merge(&from.latency);
 }
 
 /// One worker's view of the run.
