@@ -3,9 +3,13 @@
 -- before it: a session opened cold), Ardour's buffering PRESET (Small, Medium, Large); once the
 -- butler has filled every ring, the transport rolls for SECS seconds, and the periods each
 -- track went silent are counted (trackbench dropout counter after its disk reader).
--- usage: luasession play.lua DIR SNAPSHOT N SECS PRESET BYTES_PER_SECOND
+-- With DEVICE_STAT (the capped device's /sys/block/NAME/stat), also what the device itself
+-- completed in the roll's second half (reads and bytes a second), after the throttle: whether it
+-- was saturated, that is whether the tracks were living on their rings and read-ahead.
+-- usage: luasession play.lua DIR SNAPSHOT N SECS PRESET BYTES_PER_SECOND [DEVICE_STAT]
 --        (prints "result tracks=… dropouts=… …")
 local dir, snapshot, n, secs, preset, rate = arg[1], arg[2], tonumber (arg[3]), tonumber (arg[4]), arg[5], tonumber (arg[6])
+local device_stat = arg[7]
 local be = AudioEngine:set_backend ("None (Dummy)", "", "")
 be:set_device_name ("Silence")
 be:set_sample_rate (48000)
@@ -34,6 +38,35 @@ local function read_bytes ()
 	f:close ()
 	return tonumber (string.match (s, "\nread_bytes: (%d+)"))
 end
+-- Reads completed and sectors read by the device (fields 1 and 3 of its stat), or nil.
+local function device ()
+	if not device_stat then return nil end
+	local f = io.open (device_stat)
+	local ios, _, sectors = string.match (f:read ("a"), "^%s*(%d+)%s+(%d+)%s+(%d+)")
+	f:close ()
+	return tonumber (ios), tonumber (sectors) * 512
+end
+-- A thread's time on a CPU and waiting for one (seconds, /proc/PID/task/TID/schedstat), summed
+-- over the threads of that name: what the butler and the audio thread got of the two cores.
+local pid = string.match (io.open ("/proc/self/stat"):read ("l"), "^(%d+)")
+local function thread_times (name)
+	local on, waiting = 0, 0
+	local ls = io.popen ("ls /proc/" .. pid .. "/task")
+	for tid in ls:lines () do
+		local c = io.open ("/proc/" .. pid .. "/task/" .. tid .. "/comm")
+		local s = io.open ("/proc/" .. pid .. "/task/" .. tid .. "/schedstat")
+		if c and s then
+			if c:read ("l") == name then
+				local a, b = string.match (s:read ("l"), "^(%d+)%s+(%d+)")
+				on, waiting = on + tonumber (a) / 1e9, waiting + tonumber (b) / 1e9
+			end
+		end
+		if c then c:close () end
+		if s then s:close () end
+	end
+	ls:close ()
+	return on, waiting
+end
 Session:request_locate (0, false, ARDOUR.LocateTransportDisposition.MustStop, ARDOUR.TransportRequestSource.TRS_UI)
 -- The butler's fill is done when at least five seconds of every track have come from the disk
 -- (the load fills before the preset is applied, at 10 s or more) and nothing more is read for
@@ -48,6 +81,8 @@ while still < 4 or last < least do
 	last = now
 	assert (waited < 1800, "the butler's fill did not end in 30 minutes")
 end
+local butler_on0, butler_waiting0 = thread_times ("butler")
+local engine_on0 = thread_times ("audioengine")
 Session:request_roll (ARDOUR.TransportRequestSource.TRS_UI)
 -- What the device delivered in the second half of the roll, against what the tracks played
 -- meanwhile: below the demand, the rings and the read-ahead are draining even where the roll
@@ -55,8 +90,18 @@ Session:request_roll (ARDOUR.TransportRequestSource.TRS_UI)
 local half = math.floor (secs / 2)
 sleep (half)
 local mid_read, mid_rolled = read_bytes (), Session:transport_sample () / 48000
+local mid_ios, mid_bytes = device ()
 sleep (secs - half)
 local rolled = Session:transport_sample () / 48000
+local end_ios, end_bytes = device ()
+local butler_on, butler_waiting = thread_times ("butler")
+local engine_on = thread_times ("audioengine")
+local device_ios, device_bytes = -1, -1
+if end_ios then
+	-- The Dummy backend runs in real time: transport seconds are wall seconds.
+	local span = math.max (1, rolled - mid_rolled)
+	device_ios, device_bytes = (end_ios - mid_ios) / span, (end_bytes - mid_bytes) / span
+end
 local read = read_bytes () - last
 local late_share = (read_bytes () - mid_read) / ((rolled - mid_rolled) * n * rate)
 local dropouts, tracks_hit, periods, first = 0, 0, 0, -1
@@ -71,6 +116,7 @@ for _, p in ipairs (meters) do
 end
 Session:request_stop (false, false, ARDOUR.TransportRequestSource.TRS_UI)
 sleep (1)
-print (string.format ("result tracks=%d preset=%s fill_s=%d rolled_s=%.1f read_mb_per_s=%.2f late_read_share=%.3f periods=%d dropouts=%d tracks_hit=%d first_dropout_s=%.1f",
-	n, preset, waited, rolled, read / rolled / 1e6, late_share, periods, dropouts, tracks_hit, first < 0 and -1 or first * 1024 / 48000))
+print (string.format ("result tracks=%d preset=%s fill_s=%d rolled_s=%.1f read_mb_per_s=%.2f late_read_share=%.3f periods=%d dropouts=%d tracks_hit=%d first_dropout_s=%.1f device_ios_per_s=%.1f device_bytes_per_s=%.0f butler_cpu_s=%.2f butler_runqueue_s=%.2f engine_cpu_s=%.2f",
+	n, preset, waited, rolled, read / rolled / 1e6, late_share, periods, dropouts, tracks_hit, first < 0 and -1 or first * 1024 / 48000, device_ios, device_bytes,
+	butler_on - butler_on0, butler_waiting - butler_waiting0, engine_on - engine_on0))
 close_session ()
