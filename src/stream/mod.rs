@@ -133,12 +133,27 @@ impl StreamSpec {
         u64::try_from(frames.div_ceil(per_tick)).unwrap_or(u64::MAX)
     }
     pub fn ring_bytes(&self) -> u64 {
-        Ring::capacity_for(
-            self.policy.buffer_s,
-            self.format.bytes_per_second(),
-            self.policy.chunk_bytes,
-            self.policy.min_ring_chunks,
-        )
+        match self.policy.ring_reserve_frames {
+            Some(reserve) => {
+                let frames = (self.policy.buffer_s * f64::from(self.format.rate_hz)).floor() as u64;
+                Ring::reserved_capacity_frames(frames, reserve) * self.format.bytes_per_frame()
+            }
+            None => Ring::capacity_for(
+                self.policy.buffer_s,
+                self.format.bytes_per_second(),
+                self.policy.chunk_bytes,
+                self.policy.min_ring_chunks,
+            ),
+        }
+    }
+    /// The unit a ring's memory comes in, which divides `ring_bytes`: the chunk, or for a
+    /// ring with a reservation (a power of two of frames less reservation + 1) reservation + 1
+    /// frames.
+    pub fn ring_slot_bytes(&self) -> u64 {
+        match self.policy.ring_reserve_frames {
+            Some(reserve) => (reserve + 1) * self.format.bytes_per_frame(),
+            None => self.policy.chunk_bytes,
+        }
     }
     /// Seconds of audio a ring really holds (whole chunks, at least the policy's minimum).
     pub fn ring_s(&self) -> f64 {
@@ -148,6 +163,9 @@ impl StreamSpec {
     /// chunks): the seconds asked for and why it grew. Rounding up to the next chunk is not
     /// reported; raising to the minimum count of chunks is.
     pub fn ring_raised(&self) -> Option<(f64, u64)> {
+        if self.policy.ring_reserve_frames.is_some() {
+            return None;
+        }
         let asked = (self.policy.buffer_s * self.format.bytes_per_second() as f64).ceil() as u64;
         let min = self.policy.min_ring_chunks.max(2);
         (asked.div_ceil(self.policy.chunk_bytes) < min).then_some((self.policy.buffer_s, min))
@@ -184,9 +202,14 @@ impl StreamSpec {
             ));
         }
         self.policy.validate()?;
-        if self.ring_bytes() < 2 * self.policy.chunk_bytes
-            || self.ring_bytes() < self.period_bytes() * 2
-        {
+        // A ring must hold what a refill waits for and still play while it is read: two
+        // chunks, or for a program's ring of its own geometry its refill threshold and two
+        // periods more.
+        let least = match self.policy.ring_reserve_frames {
+            Some(_) => self.policy.refill_at_bytes + 2 * self.period_bytes(),
+            None => 2 * self.policy.chunk_bytes,
+        };
+        if self.ring_bytes() < least || self.ring_bytes() < self.period_bytes() * 2 {
             return Err(Error::invalid(
                 "buffer",
                 format!("{}s", self.policy.buffer_s),

@@ -59,6 +59,12 @@ pub struct Policy {
     /// runs dry, so its profile answers with no margin (0); None: trackbench's 20%.
     #[serde(default)]
     pub margin: Option<f64>,
+    /// A program whose ring is a power of two of frames with a reservation it never fills:
+    /// the ring holds the power of two at or above `buffer_s` plus this many frames, less the
+    /// reservation and one frame (Ardour's PlaybackBuffer keeps 8191 frames for reverse play,
+    /// so its 10 s buffer holds 516,096 frames, 10.75 s at 48 kHz). None: whole chunks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ring_reserve_frames: Option<u64>,
     /// Where the figures come from.
     pub source: String,
 }
@@ -137,6 +143,7 @@ impl SamplerPolicy {
             syscall_bytes: None,
             period_frames: None,
             margin: None,
+            ring_reserve_frames: None,
             source,
         };
         let serial = super::ButlerMode::Serial;
@@ -302,6 +309,10 @@ impl Policy {
             // (libs/ardour/disk_reader.cc run): no margin.
             period_frames: Some(1024),
             margin: Some(0.0),
+            // libs/pbd/pbd/playback_buffer.h (PlaybackBuffer's reservation, power-of-two size)
+            // and libs/ardour/disk_reader.cc (ReaderChannelInfo::resize; refill once the
+            // write space, which excludes the reservation, holds a chunk).
+            ring_reserve_frames: Some(8191),
             source: format!(
                 "Ardour {preset} preset (libs/ardour/disk_io.cc get_buffering_presets); refill rule from \
                  libs/ardour/disk_reader.cc refill_audio (read the free space, 256 KiB..4 MiB, rounded down to \
@@ -329,6 +340,7 @@ impl Policy {
                     syscall_bytes: None,
                     period_frames: None,
                     margin: None,
+                    ring_reserve_frames: None,
                     source: source.into(),
                 }
             };
@@ -419,6 +431,11 @@ impl Policy {
         assert!(
             self.read_round_bytes.is_multiple_of(4096) && self.write_bytes.is_multiple_of(4096),
             "profile sizes are whole 4 KiB blocks"
+        );
+        assert!(
+            self.ring_reserve_frames
+                .is_none_or(|r| (r + 1).is_power_of_two() && r + 1 >= 4096),
+            "a ring's reservation is a power of two of frames less one, at least 4095"
         );
         Ok(())
     }

@@ -237,7 +237,7 @@ pub fn run(
         "one file per record track"
     );
     let cap = spec.ring_bytes();
-    let chunk = spec.policy.chunk_bytes;
+    let chunk = spec.ring_slot_bytes();
     rings.reserve(
         play.len() + record.len(),
         Ring::capacity_for_bytes(cap, chunk) as usize,

@@ -81,6 +81,12 @@ impl Ring {
         want.div_ceil(chunk).max(min_chunks.max(2)) * chunk
     }
 
+    /// The frames a ring of `frames` holds when it is the power of two at or above `frames +
+    /// reserve`, of which `reserve + 1` frames are never filled (Ardour's PlaybackBuffer).
+    pub fn reserved_capacity_frames(frames: u64, reserve: u64) -> u64 {
+        (frames + reserve).max(2).next_power_of_two() - reserve - 1
+    }
+
     pub fn capacity(&self) -> u64 {
         self.capacity
     }

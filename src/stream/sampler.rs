@@ -1005,7 +1005,7 @@ fn voice_tracks(
     rings: Option<&mut super::ring::RingMemory>,
 ) -> crate::error::Result<Vec<Track>> {
     let cap = spec.ring_bytes();
-    let chunk = spec.policy.chunk_bytes;
+    let chunk = spec.ring_slot_bytes();
     let n = streams(spec);
     Ok(match rings {
         Some(m) => {

@@ -128,7 +128,7 @@ pub fn simulate_watched(
 ) -> Result<StreamOutcome> {
     spec.validate()?;
     let cap = spec.ring_bytes();
-    let chunk = spec.policy.chunk_bytes;
+    let chunk = spec.ring_slot_bytes();
     // The files a real run would lay out, end to end on the device.
     let lens: Vec<u64> = (0..spec.tracks())
         .map(|i| {
@@ -222,6 +222,41 @@ mod tests {
             locate_queue_depth: None,
             stop_early: false,
         }
+    }
+
+    /// Ardour's rings are its PlaybackBuffer's: a power of two of frames at or above the
+    /// buffer plus 8191, less 8192 never filled; each preset's ring is a little under what its
+    /// seconds and whole chunks would give, and the refill still waits for a whole chunk free.
+    #[test]
+    fn ardour_profiles_have_ardours_ring_geometry_and_run() {
+        let f = Format::parse("48k/24/mono").unwrap();
+        for (name, frames, chunk_frames) in [
+            ("ardour-small", 253_952u64, 65_536u64),
+            ("ardour-medium", 516_096, 262_144),
+            ("ardour-large", 1_040_384, 524_288),
+        ] {
+            let mut s = spec(12, 0, 1 << 18, 2.0, 60);
+            s.format = f.clone();
+            s.policy = Policy::named(name, &f).unwrap();
+            s.period_frames = 1024;
+            s.margin = 0.0;
+            assert_eq!(s.ring_bytes(), frames * 3, "{name}");
+            assert_eq!(s.ring_slot_bytes(), 8192 * 3, "{name}");
+            assert_eq!(s.policy.refill_at_bytes, chunk_frames * 3, "{name}");
+            assert_eq!(s.ring_raised(), None, "{name}");
+            s.validate().unwrap();
+            let m = DeviceModel::parse("bw=200M").unwrap();
+            let o = simulate(&s, &m, &AtomicBool::new(false)).unwrap();
+            assert_eq!(o.verdict, Verdict::Pass, "{name}: {:?}", o.shortcoming);
+        }
+        // A custom buffer follows the same rule: 3 s is 144,000 frames, 152,191 with the
+        // reservation, a ring of 262,144 less 8192.
+        let p = Policy::named("ardour-small", &f).unwrap().with_buffer(3.0);
+        let mut s = spec(1, 0, 1 << 18, 2.0, 1);
+        (s.format, s.policy) = (f.clone(), p);
+        assert_eq!(s.ring_bytes(), 253_952 * 3);
+        // The default engine keeps whole chunks.
+        assert_eq!(spec(1, 0, 1 << 18, 2.0, 1).ring_slot_bytes(), 1 << 18);
     }
 
     #[test]
