@@ -4,8 +4,10 @@
 Builds the capped-device fixture (a loop device with its own ext4, its reads capped by a cgroup v1
 blkio group, every process of a trial in the group), has Ardour record a session of N mono tracks
 from the Dummy backend's noise in its own native format, then bisects the most tracks Ardour
-plays with no dropout for a roll of --roll seconds after its butler's first fill, with the page
-cache dropped before every trial (bench/ardour/play.lua counts, after each track's disk reader,
+plays with no dropout for a roll of --roll seconds after its butler's first fill and without
+keeping the device saturated (98% of its cap) in the roll's second half, where the tracks would
+be draining their rings more slowly than a roll can show, with the page cache dropped before
+every trial (bench/ardour/play.lua counts, after each track's disk reader,
 the periods that went silent). Then runs `trackbench play --find-max --profile ardour-<preset>`
 on the same fixture and format and prints the ratio. As root, with Debian's ardour package:
 
@@ -237,6 +239,9 @@ def trackbench(fx, preset, fmt):
     """The profile's answer: `play --find-max --profile ardour-<preset>` on the fixture."""
     d = trackbench_detail(fx, ["play", fx.mnt, "--find-max", "--profile", f"ardour-{preset.lower()}",
                                "--format", FORMATS[fmt][0]])
+    probes = d["searches"][0]["capacity"]["probes"]
+    trail = ", ".join(f"{'confirm ' if p['confirmation'] else ''}{p['count']} {p['verdict']}" for p in probes)
+    print(f"<!-- trackbench {fmt} {preset}: {trail}; {sum(p['elapsed_s'] for p in probes):.0f} s -->", flush=True)
     return d["searches"][0]["play_tracks"]
 
 
