@@ -236,7 +236,7 @@ mod tests {
             ("ardour-large", 1_040_384, 524_288),
         ] {
             let mut s = spec(12, 0, 1 << 18, 2.0, 60);
-            s.format = f.clone();
+            s.format = f;
             s.policy = Policy::named(name, &f).unwrap();
             s.period_frames = 1024;
             s.margin = 0.0;
@@ -253,7 +253,7 @@ mod tests {
         // reservation, a ring of 262,144 less 8192.
         let p = Policy::named("ardour-small", &f).unwrap().with_buffer(3.0);
         let mut s = spec(1, 0, 1 << 18, 2.0, 1);
-        (s.format, s.policy) = (f.clone(), p);
+        (s.format, s.policy) = (f, p);
         assert_eq!(s.ring_bytes(), 253_952 * 3);
         // The default engine keeps whole chunks.
         assert_eq!(spec(1, 0, 1 << 18, 2.0, 1).ring_slot_bytes(), 1 << 18);
