@@ -4,17 +4,17 @@
 //! `/usr/lib/ardour7/luasession` with the Dummy backend, in real time) playing that many tracks
 //! of a session it recorded, cold, for a minute: the profile must never promise more tracks than
 //! Ardour plays without a dropout, and Ardour must drop out at the cap's bound (the fixture
-//! binds it, so the first check says something). Within [0.9, 1.05] of Ardour's maximum is the
-//! aim (issue 17) and not met: on this fixture the prediction is about half of what Ardour
-//! plays, and Ardour's own maximum moves with the host and the device's read-ahead
-//! (BENCHMARKS.md has the table, and why). `bench/ardour.py --check` does the work (the same
+//! binds it, so the first check says something). On this VM's loop-device read-ahead (2560 KiB)
+//! the prediction is about half of what Ardour plays; at the kernel's default of 128 KiB a
+//! second check holds it near Ardour's own maximum from both sides (BENCHMARKS.md has the table
+//! for every preset and format, and why the two read-aheads differ). `bench/ardour.py --check` does the work (the same
 //! harness as BENCHMARKS.md's table); this test runs it and reads its line. The record side
 //! (`bench/ardour.py --record-at`) runs beside it on a fixture of its own.
 //!
 //! Needs root (loop devices, mounts, blkio) and Ardour; skipped with a line on stderr without
 //! them, failed instead where `TRACKBENCH_TEST_REQUIRE` names `ardour` (.ci/run installs it).
-//! Ignored by a plain `cargo test`: Ardour rolls in real time for about eight minutes, longer
-//! than the rest of the suite together, so `.ci/run` runs these two as a step of their own
+//! Ignored by a plain `cargo test`: Ardour rolls in real time for eight to sixteen minutes,
+//! longer than the rest of the suite together, so `.ci/run` runs these three as a step of their own
 //! (`cargo test --test suite ardour:: -- --ignored`), as it runs the studio's under mpirun.
 //! Leaves nothing: the harness removes its fixture, and its trials run in their own group.
 
@@ -55,11 +55,35 @@ fn harness(args: &[&str]) -> Option<(String, String)> {
     Some((stdout, stderr))
 }
 
+/// Runs the harness's `--check` with `args` and returns its check line's fields by name (None
+/// where this machine cannot run it).
+fn check(args: &[&str]) -> Option<(String, std::collections::HashMap<String, String>)> {
+    let (stdout, stderr) = harness(&[&["--check"], args].concat())?;
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("check "))
+        .unwrap_or_else(|| panic!("no check line:\n{stdout}\n{stderr}"))
+        .to_string();
+    eprintln!("{line}");
+    let fields = line
+        .split_whitespace()
+        .filter_map(|kv| kv.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    Some((line, fields))
+}
+
+fn number(line: &str, fields: &std::collections::HashMap<String, String>, k: &str) -> u64 {
+    fields
+        .get(k)
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no {k} in {line}"))
+}
+
 #[test]
 #[ignore = "Ardour in real time, 8 minutes: its own CI step (cargo test --test suite ardour:: -- --ignored)"]
 fn ardour_plays_what_its_profile_predicts() {
-    let Some((stdout, stderr)) = harness(&[
-        "--check",
+    let Some((line, f)) = check(&[
         "--presets",
         "Medium",
         "--formats",
@@ -71,18 +95,10 @@ fn ardour_plays_what_its_profile_predicts() {
     ]) else {
         return;
     };
-    let line = stdout
-        .lines()
-        .find(|l| l.starts_with("check "))
-        .unwrap_or_else(|| panic!("no check line:\n{stdout}\n{stderr}"));
-    eprintln!("{line}");
-    let field = |k: &str| -> u64 {
-        line.split_whitespace()
-            .find_map(|kv| kv.strip_prefix(&format!("{k}=")))
-            .and_then(|v| v.parse().ok())
-            .unwrap_or_else(|| panic!("no {k} in {line}"))
-    };
-    let (predicted, passed) = (field("predicted"), field("ardour_passed"));
+    let (predicted, passed) = (
+        number(&line, &f, "predicted"),
+        number(&line, &f, "ardour_passed"),
+    );
     assert!(
         predicted >= 10,
         "a prediction of {predicted} tracks is no answer: {line}"
@@ -91,10 +107,58 @@ fn ardour_plays_what_its_profile_predicts() {
         passed >= 2,
         "Ardour could not play the {predicted} tracks ardour-medium predicted (twice out of three): {line}"
     );
+    assert_eq!(
+        number(&line, &f, "fail_passed"),
+        0,
+        "Ardour played {} tracks, the cap's bound, without a dropout or a saturated device: the fixture does not bind it: {line}",
+        number(&line, &f, "fail_tracks")
+    );
+}
+
+/// The prediction near Ardour's own maximum (issue 17), at the kernel's default read-ahead of
+/// 128 KiB, where BENCHMARKS.md measured ardour-medium's 24-bit answer at 1.00 of Ardour's
+/// (98 and 98): Ardour must hold 0.9 of the prediction (twice out of three) and must not hold
+/// 1.2 times it (a dropout, or the device saturated). So the prediction is within about
+/// 0.83-1.11 of what Ardour plays, which leaves room for Ardour's spread from trial to trial
+/// and for the search's; the table's [0.9, 1.05] is measured, not asserted.
+#[test]
+#[ignore = "Ardour in real time, 16 minutes: its own CI step (cargo test --test suite ardour:: -- --ignored)"]
+fn ardour_plays_near_what_its_profile_predicts_at_the_default_read_ahead() {
+    let Some((line, f)) = check(&[
+        "--presets",
+        "Medium",
+        "--formats",
+        "int24",
+        "--cap-bps",
+        "21000000",
+        "--read-ahead-kb",
+        "128",
+        "--roll",
+        "60",
+        "--hold-share",
+        "0.9",
+        "--fail-share",
+        "1.2",
+    ]) else {
+        return;
+    };
+    let (predicted, hold) = (
+        number(&line, &f, "predicted"),
+        number(&line, &f, "hold_tracks"),
+    );
     assert!(
-        field("bound_dropouts") > 0,
-        "Ardour played {} tracks, the cap's bound, without a dropout: the fixture does not bind it: {line}",
-        field("bound_tracks")
+        predicted >= 40,
+        "ardour-medium predicted {predicted} tracks where Ardour plays about 98: {line}"
+    );
+    assert!(
+        number(&line, &f, "ardour_passed") >= 2,
+        "Ardour could not play {hold} tracks, 0.9 of the {predicted} ardour-medium predicted (twice out of three): the profile promises too much: {line}"
+    );
+    assert_eq!(
+        number(&line, &f, "fail_passed"),
+        0,
+        "Ardour played {} tracks, 1.2 times the {predicted} ardour-medium predicted: the profile promises too little: {line}",
+        number(&line, &f, "fail_tracks")
     );
 }
 
