@@ -55,63 +55,81 @@ fn harness(args: &[&str]) -> Option<(String, String)> {
     Some((stdout, stderr))
 }
 
-/// Runs the harness's `--check` with `args` and returns its check line's fields by name (None
-/// where this machine cannot run it).
-fn check(args: &[&str]) -> Option<(String, std::collections::HashMap<String, String>)> {
-    let (stdout, stderr) = harness(&[&["--check"], args].concat())?;
-    let line = stdout
-        .lines()
-        .find(|l| l.starts_with("check "))
-        .unwrap_or_else(|| panic!("no check line:\n{stdout}\n{stderr}"))
-        .to_string();
-    eprintln!("{line}");
-    let fields = line
-        .split_whitespace()
-        .filter_map(|kv| kv.split_once('='))
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-    Some((line, fields))
+/// The harness's check line, by field.
+struct Check {
+    line: String,
+    fields: std::collections::HashMap<String, String>,
 }
 
-fn number(line: &str, fields: &std::collections::HashMap<String, String>, k: &str) -> u64 {
-    fields
-        .get(k)
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| panic!("no {k} in {line}"))
+impl Check {
+    /// `bench/ardour.py --check` for ardour-medium on 24-bit tracks, a 21 MB/s cap and 60 s
+    /// rolls, with `extra` arguments; None where this machine cannot run it.
+    fn medium(extra: &[&str]) -> Option<Check> {
+        let common = [
+            "--check",
+            "--presets",
+            "Medium",
+            "--formats",
+            "int24",
+            "--cap-bps",
+            "21000000",
+            "--roll",
+            "60",
+        ];
+        let (stdout, stderr) = harness(&[&common[..], extra].concat())?;
+        let line = stdout
+            .lines()
+            .find(|l| l.starts_with("check "))
+            .unwrap_or_else(|| panic!("no check line:\n{stdout}\n{stderr}"))
+            .to_string();
+        eprintln!("{line}");
+        let fields = line
+            .split_whitespace()
+            .filter_map(|kv| kv.split_once('='))
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Some(Check { line, fields })
+    }
+
+    fn number(&self, k: &str) -> u64 {
+        self.fields
+            .get(k)
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("no {k} in {}", self.line))
+    }
+
+    /// Ardour held the count it had to hold (twice out of three) and did not hold the count it
+    /// had to fail (a dropout or a saturated device); `held` and `failed` say what each means.
+    fn assert_ardour_holds_and_drops(&self, held: &str, failed: &str) {
+        let line = &self.line;
+        assert!(
+            self.number("predicted") >= 10,
+            "a prediction of {} tracks is no answer: {line}",
+            self.number("predicted")
+        );
+        assert!(
+            self.number("ardour_passed") >= 2,
+            "Ardour could not play {} tracks (twice out of three): {held}: {line}",
+            self.number("hold_tracks")
+        );
+        assert_eq!(
+            self.number("fail_passed"),
+            0,
+            "Ardour played {} tracks without a dropout or a saturated device: {failed}: {line}",
+            self.number("fail_tracks")
+        );
+    }
 }
 
 #[test]
 #[ignore = "Ardour in real time, 8 minutes: its own CI step (cargo test --test suite ardour:: -- --ignored)"]
 fn ardour_plays_what_its_profile_predicts() {
-    let Some((line, f)) = check(&[
-        "--presets",
-        "Medium",
-        "--formats",
-        "int24",
-        "--cap-bps",
-        "21000000",
-        "--roll",
-        "60",
-    ]) else {
+    let Some(c) = Check::medium(&[]) else {
         return;
     };
-    let (predicted, passed) = (
-        number(&line, &f, "predicted"),
-        number(&line, &f, "ardour_passed"),
-    );
-    assert!(
-        predicted >= 10,
-        "a prediction of {predicted} tracks is no answer: {line}"
-    );
-    assert!(
-        passed >= 2,
-        "Ardour could not play the {predicted} tracks ardour-medium predicted (twice out of three): {line}"
-    );
-    assert_eq!(
-        number(&line, &f, "fail_passed"),
-        0,
-        "Ardour played {} tracks, the cap's bound, without a dropout or a saturated device: the fixture does not bind it: {line}",
-        number(&line, &f, "fail_tracks")
+    c.assert_ardour_holds_and_drops(
+        "ardour-medium's prediction promises more than Ardour plays",
+        "that is the cap's bound, so the fixture does not bind Ardour",
     );
 }
 
@@ -124,17 +142,9 @@ fn ardour_plays_what_its_profile_predicts() {
 #[test]
 #[ignore = "Ardour in real time, 16 minutes: its own CI step (cargo test --test suite ardour:: -- --ignored)"]
 fn ardour_plays_near_what_its_profile_predicts_at_the_default_read_ahead() {
-    let Some((line, f)) = check(&[
-        "--presets",
-        "Medium",
-        "--formats",
-        "int24",
-        "--cap-bps",
-        "21000000",
+    let Some(c) = Check::medium(&[
         "--read-ahead-kb",
         "128",
-        "--roll",
-        "60",
         "--hold-share",
         "0.9",
         "--fail-share",
@@ -142,23 +152,15 @@ fn ardour_plays_near_what_its_profile_predicts_at_the_default_read_ahead() {
     ]) else {
         return;
     };
-    let (predicted, hold) = (
-        number(&line, &f, "predicted"),
-        number(&line, &f, "hold_tracks"),
-    );
     assert!(
-        predicted >= 40,
-        "ardour-medium predicted {predicted} tracks where Ardour plays about 98: {line}"
+        c.number("predicted") >= 40,
+        "ardour-medium predicted {} tracks where Ardour plays about 98: {}",
+        c.number("predicted"),
+        c.line
     );
-    assert!(
-        number(&line, &f, "ardour_passed") >= 2,
-        "Ardour could not play {hold} tracks, 0.9 of the {predicted} ardour-medium predicted (twice out of three): the profile promises too much: {line}"
-    );
-    assert_eq!(
-        number(&line, &f, "fail_passed"),
-        0,
-        "Ardour played {} tracks, 1.2 times the {predicted} ardour-medium predicted: the profile promises too little: {line}",
-        number(&line, &f, "fail_tracks")
+    c.assert_ardour_holds_and_drops(
+        "that is 0.9 of ardour-medium's prediction, which promises too much",
+        "that is 1.2 times ardour-medium's prediction, which promises too little",
     );
 }
 
