@@ -155,7 +155,8 @@ impl StreamSpec {
             None => self.policy.chunk_bytes,
         }
     }
-    /// Seconds of audio a ring really holds (whole chunks, at least the policy's minimum).
+    /// Seconds of audio a ring really holds (whole chunks, at least the policy's minimum, or the
+    /// program's own geometry: see `ring_bytes`).
     pub fn ring_s(&self) -> f64 {
         self.ring_bytes() as f64 / self.format.bytes_per_second() as f64
     }
