@@ -15,6 +15,10 @@ on the same fixture and format and prints the ratio. As root, with Debian's ardo
         [--presets Small,Medium,Large] [--formats int24,float] [--roll 60] [--repeat 2]
         [--at 40,50,60: single trials instead of a search] [--check: the test's check, below]
 
+With ARDOUR_WRAP set, each trial's luasession runs under that command, e.g.
+`ARDOUR_WRAP="strace -f --seccomp-bpf -tt -T -e trace=openat,read,lseek -o /tmp/ardour.st"`:
+how Ardour opens and reads its files (the profiles' `header_first` came from such a trace).
+
 Leaves nothing: the loop device, its mount and the group go at the end.
 """
 
@@ -182,7 +186,7 @@ def trial(fx, session, tracks, roll, preset, fmt):
     drop_cached(session)
     name = snapshot(session, tracks)
     out = fx.run(
-        [LUASESSION, f"{HERE}/ardour/play.lua", session, name, str(tracks), str(roll), preset,
+        [*os.environ.get("ARDOUR_WRAP", "").split(), LUASESSION, f"{HERE}/ardour/play.lua", session, name, str(tracks), str(roll), preset,
          str(FORMATS[fmt][1]), fx.stat()],
         env=ardour_env(fx.work), timeout=roll + 1900,
     )
