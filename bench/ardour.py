@@ -17,7 +17,7 @@ on the same fixture and format and prints the ratio. As root, with Debian's ardo
 
 With ARDOUR_WRAP set, each trial's luasession runs under that command, e.g.
 `ARDOUR_WRAP="strace -f --seccomp-bpf -tt -T -e trace=openat,read,lseek -o /tmp/ardour.st"`:
-how Ardour opens and reads its files (the profiles' `header_first` came from such a trace).
+how Ardour opens and reads its files (BENCHMARKS.md, tenth stop, traced it this way).
 
 Leaves nothing: the loop device, its mount and the group go at the end.
 """
@@ -186,8 +186,8 @@ def trial(fx, session, tracks, roll, preset, fmt):
     drop_cached(session)
     name = snapshot(session, tracks)
     out = fx.run(
-        [*os.environ.get("ARDOUR_WRAP", "").split(), LUASESSION, f"{HERE}/ardour/play.lua", session, name, str(tracks), str(roll), preset,
-         str(FORMATS[fmt][1]), fx.stat()],
+        [*os.environ.get("ARDOUR_WRAP", "").split(), LUASESSION, f"{HERE}/ardour/play.lua",
+         session, name, str(tracks), str(roll), preset, str(FORMATS[fmt][1]), fx.stat()],
         env=ardour_env(fx.work), timeout=roll + 1900,
     )
     os.remove(os.path.join(session, f"{name}.ardour"))
