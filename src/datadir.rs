@@ -186,6 +186,19 @@ impl DataDir {
                 format!("the lock of {}", root.display()),
             ));
         }
+        // Says who holds the lock now, and why: a run started meanwhile waits for a cleaner
+        // rather than refusing (the interrupted run's pid, still written there, is gone).
+        let mut lock = lock;
+        let me = format!("{}\n{CLEANER_MARK}\n", std::process::id());
+        lock.set_len(0)
+            .and_then(|_| lock.seek(SeekFrom::Start(0)))
+            .and_then(|_| lock.write_all(me.as_bytes()))
+            .map_err(|e| {
+                Error::io(
+                    format!("cannot write {}", root.join(LOCK_NAME).display()),
+                    e,
+                )
+            })?;
         Self::load(root, lock, false, Vec::new())
     }
 
@@ -756,6 +769,27 @@ fn tagged(path: &Path, content_id: u32) -> bool {
         && crate::content::check_tag(&tag, content_id, crate::audio::DATA_OFFSET)
 }
 
+/// The second line of the lock file while an interrupted run's cleaner holds it.
+const CLEANER_MARK: &str = "cleaner";
+
+/// How long a run waits for an interrupted run's cleaner before it gives up.
+const CLEANER_WAIT: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// Waits up to `limit` for the lock `f` is the file of to be free (polling, so that the wait is
+/// bounded on every platform); true when it was. The lock is not kept: the caller reopens the
+/// file, which the holder may have removed meanwhile.
+fn wait_for_unlock(f: &File, limit: std::time::Duration) -> bool {
+    let start = std::time::Instant::now();
+    while start.elapsed() < limit {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        if f.try_lock().is_ok() {
+            let _ = f.unlock();
+            return true;
+        }
+    }
+    false
+}
+
 fn take_lock(root: &Path, notes: &mut Vec<String>) -> Result<File> {
     let lock_path = root.join(LOCK_NAME);
     for _ in 0..20 {
@@ -809,6 +843,24 @@ fn take_lock(root: &Path, notes: &mut Vec<String>) -> Result<File> {
                 let mut s = String::new();
                 let _ = f.read_to_string(&mut s);
                 let pid = s.lines().next().unwrap_or("").trim();
+                // An interrupted run's cleaner is removing its files: they are going, so wait
+                // for it (bounded: a cleaner on a hung filesystem must not hang this run).
+                if s.lines().nth(1).map(str::trim) == Some(CLEANER_MARK) {
+                    let started = std::time::Instant::now();
+                    if wait_for_unlock(&f, CLEANER_WAIT) {
+                        notes.push(format!(
+                            "waited {:.1} s for an interrupted run's cleaner (pid {pid}) to remove its files",
+                            started.elapsed().as_secs_f64()
+                        ));
+                        drop(f);
+                        continue;
+                    }
+                    return Err(Error::Cleaning {
+                        path: root.parent().unwrap_or(root).to_path_buf(),
+                        pid: pid.to_string(),
+                        waited_s: CLEANER_WAIT.as_secs(),
+                    });
+                }
                 return Err(Error::Locked {
                     path: root.parent().unwrap_or(root).to_path_buf(),
                     pid: if pid.is_empty() {
@@ -857,6 +909,46 @@ fn take_lock(root: &Path, notes: &mut Vec<String>) -> Result<File> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A run started while an interrupted run's cleaner still removes its files waits for the
+    /// cleaner, then opens the directory (a test once ran `clean` as the cleaner worked and was
+    /// told the directory was in use by the interrupted run, whose pid was long gone).
+    #[cfg(unix)]
+    #[test]
+    fn a_run_waits_for_an_interrupted_runs_cleaner() {
+        let t = tempfile::tempdir().unwrap();
+        let mut d = DataDir::open(t.path(), false).unwrap();
+        let (p, _) = d.register("a.wav", "k", 10).unwrap();
+        fs::write(&p, b"x").unwrap();
+        let fd = d.detach_lock().unwrap();
+        let cleaner = DataDir::adopt(t.path(), None, fd).unwrap();
+        let lock = fs::read_to_string(t.path().join(DIR_NAME).join(LOCK_NAME)).unwrap();
+        assert_eq!(
+            lock,
+            format!("{}\n{CLEANER_MARK}\n", std::process::id()),
+            "the cleaner says it holds the lock"
+        );
+        let finishing = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            cleaner.close().unwrap();
+        });
+        let started = std::time::Instant::now();
+        let d = DataDir::open(t.path(), false).expect("waits for the cleaner, then opens");
+        assert!(started.elapsed() >= std::time::Duration::from_millis(250));
+        assert!(
+            d.notes
+                .iter()
+                .any(|n| n.contains("cleaner") && n.contains("waited")),
+            "{:?}",
+            d.notes
+        );
+        assert!(
+            !p.exists(),
+            "the cleaner removed the file before the run went on"
+        );
+        finishing.join().unwrap();
+        d.close().unwrap();
+    }
 
     #[test]
     fn second_open_is_refused_and_cleanup_removes_only_ours() {

@@ -46,6 +46,14 @@ pub enum Error {
     )]
     Locked { path: PathBuf, pid: String },
     #[error(
+        "{path} is still being cleaned up by an interrupted run's cleaner (pid {pid}) after {waited_s} s; wait for it to finish, or stop it and run: trackbench clean {path}"
+    )]
+    Cleaning {
+        path: PathBuf,
+        pid: String,
+        waited_s: u64,
+    },
+    #[error(
         "not enough free space on {path}: {} needed (with a margin), {} free; free some space or choose another target",
         crate::units::fmt_size(*needed),
         crate::units::fmt_size(*free)
