@@ -76,6 +76,30 @@ pub fn drop_pages(file: &File, offset: u64, len: u64) -> bool {
     }
 }
 
+/// Advises the kernel that `file` is read at random (no read-ahead, the reads exactly as asked)
+/// or, with `random` false, as usual (the device's read-ahead again); false where the platform
+/// cannot. On Linux the advice belongs to the open file, and reads under it leave the
+/// read-ahead state of a fresh file: the next read after them starts its window from the
+/// smallest size, as a program's first reads of a file do.
+pub fn advise_random(file: &File, random: bool) -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        let advice = if random {
+            libc::POSIX_FADV_RANDOM
+        } else {
+            libc::POSIX_FADV_NORMAL
+        };
+        // SAFETY: a valid descriptor; advice only.
+        unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, advice) == 0 }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (file, random);
+        false
+    }
+}
+
 /// Allocates `len` bytes of `file` on disk now, so later writes do not allocate.
 pub fn preallocate(file: &File, len: u64) -> std::io::Result<()> {
     #[cfg(target_os = "linux")]

@@ -54,6 +54,19 @@ impl DeviceInfo {
     }
 }
 
+impl DeviceInfo {
+    /// The kernel's read-ahead for the disk, in bytes (`/sys/class/block/NAME/queue/read_ahead_kb`;
+    /// a partition reads ahead as its disk does); None where the platform does not say.
+    pub fn read_ahead_bytes(&self) -> Option<u64> {
+        let kb = std::fs::read_to_string(format!(
+            "/sys/class/block/{}/queue/read_ahead_kb",
+            self.name
+        ))
+        .ok()?;
+        kb.trim().parse::<u64>().ok().map(|kb| kb << 10)
+    }
+}
+
 fn lossy_path<S: serde::Serializer>(p: &std::path::Path, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(&p.to_string_lossy())
 }

@@ -38,6 +38,9 @@ pub struct Planner {
     list_mode: (bool, bool),
     stale: bool,
     seen: u64,
+    /// Bytes each playback ring keeps free during the locate (`plan` with `play_only`): a quick
+    /// locate leaves a ring's last part to the program's own reads (see `engine::run`).
+    pub locate_leaves: u64,
 }
 
 /// Most tracks one scan lines up.
@@ -59,6 +62,7 @@ impl Planner {
             list_mode: (false, false),
             stale: true,
             seen: 0,
+            locate_leaves: 0,
         }
     }
 
@@ -186,7 +190,12 @@ impl Planner {
         let block = 4096;
         match t.dir {
             Direction::Play => {
-                let want = self.policy.read_len(t.ring.free());
+                let free = if play_only {
+                    t.ring.free().saturating_sub(self.locate_leaves)
+                } else {
+                    t.ring.free()
+                };
+                let want = self.policy.read_len(free);
                 if want == 0 {
                     return None;
                 }
@@ -296,6 +305,37 @@ mod tests {
             pl.complete(&tracks, &out[0]);
         }
         assert_eq!(seen, vec![0, 1, 2, 3, 0]);
+    }
+
+    /// A quick locate leaves the ring's last part free for the program's own reads; the roll's
+    /// refills are not held back by it.
+    #[test]
+    fn a_locate_leaves_what_it_is_told_to_and_the_roll_does_not() {
+        let f = Format::parse("48k/24/mono").unwrap();
+        let p = Policy::named("ardour-small", &f).unwrap();
+        let ring = 4 << 20;
+        let tracks = vec![play_track(0, ring, p.chunk_bytes)];
+        let cap = tracks[0].ring.capacity();
+        let leave = 256 << 10;
+        let mut pl = Planner::new(p.clone(), 1, 1);
+        pl.locate_leaves = leave;
+        let mut more = vec![];
+        pl.plan(&tracks, true, false, &mut more);
+        assert_eq!(more.len(), 1);
+        while let Some(r) = more.pop() {
+            assert!(tracks[0].ring.free() - r.len >= leave, "{r:?}");
+            pl.complete(&tracks, &r);
+            pl.plan(&tracks, true, false, &mut more);
+        }
+        // The locate filled all it could but what it leaves, which is the program's.
+        let free = tracks[0].ring.free();
+        assert!(
+            free >= leave && free < leave + p.refill_at_bytes,
+            "{free} of {cap}"
+        );
+        pl.plan(&tracks, false, false, &mut more);
+        assert_eq!(more.len(), 1, "the roll reads the rest");
+        assert!(more[0].len > 0 && more[0].len <= free);
     }
 
     #[test]
