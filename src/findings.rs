@@ -45,6 +45,12 @@ pub enum Finding {
     /// its other probes quickly, so that its answer passed both ways (BENCHMARKS.md, "An IOPS
     /// cap").
     PageCacheSearchLocatedBothWays { profile: String },
+    /// A page-cache profile's playback search: its probes located quickly but leaving the
+    /// kernel's read-ahead as the program's own locate does, its confirmations located as the
+    /// program does and run `confirm_s` seconds, long enough that the read-ahead's lead and the
+    /// program's large refills cannot hide a device that falls behind (BENCHMARKS.md, "The
+    /// quick locate's read-ahead"). Documents from before keep `PageCacheSearchLocatedBothWays`.
+    PageCacheSearchConfirmedLong { profile: String, confirm_s: f64 },
     /// Through the page cache on a platform that cannot drop a file's pages once read (macOS,
     /// Windows): reads after the first pass over the files may come from RAM.
     PagesKept { profile: String },

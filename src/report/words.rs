@@ -107,6 +107,9 @@ pub fn words(f: &Finding) -> String {
         Finding::PageCacheSearchLocatedBothWays { profile } => format!(
             "profile {profile}'s search confirms its answer in runs located as its program locates (serially, in the program's own read calls) and probes between them located quickly: through the page cache the locate sets the kernel's read-ahead, and either way alone answered wrong (the quick one too high on a device capped in I/Os per second, the program's too high on one capped in MB/s); the answer passed both ways. Against Ardour at 160 I/Os per second ardour-medium's search answered 94 and 106 tracks where Ardour played 96 and dropped out at 100"
         ),
+        Finding::PageCacheSearchConfirmedLong { profile, confirm_s } => format!(
+            "profile {profile}'s search probes with a quick locate that leaves the kernel's read-ahead as its program's locate does, and confirms its answer in runs of {confirm_s:.0} s located as the program locates: through the page cache the read-ahead runs ahead of every ring, and a short run of a count the device cannot carry can pass on that lead (ardour-small passed 153 tracks in 12 s on a device capped at 145.8 and failed at 16 s)"
+        ),
         Finding::PagesKept { profile } => format!(
             "this platform cannot drop a file's pages once read (only Linux can): profile {profile}'s reads after the first pass over its files may come from RAM, so its answer may be above what the disk carries"
         ),

@@ -149,20 +149,34 @@ fn every_profile_searches_on_a_real_disk() {
         assert_eq!(n, if compare { 2 } else { 1 });
         let settings = &v["sections"][0]["settings"]["spec"]["policy"];
         assert_eq!(settings["profile"], profile);
-        // A page-cache profile's playback search confirms in runs located as its program
-        // locates, and says so; a direct one's and a recording's locate every probe quickly.
+        // A page-cache profile's playback search confirms in longer runs located as its
+        // program locates, and says so; a direct one's and a recording's locate every probe
+        // quickly.
         let said = v["sections"][0]["findings"]
             .as_array()
             .unwrap()
             .iter()
-            .any(|f| f["kind"] == "page_cache_search_located_both_ways");
+            .find(|f| f["kind"] == "page_cache_search_confirmed_long");
         let both_ways = settings["direct"] == false && cmd != "record";
-        assert_eq!(said, both_ways, "{args:?}");
+        assert_eq!(said.is_some(), both_ways, "{args:?}");
+        let confirm_s = said.map_or(0.0, |f| f["confirm_s"].as_f64().unwrap());
+        let probe_s = v["sections"][0]["settings"]["spec"]["duration_ns"]
+            .as_f64()
+            .unwrap()
+            / 1e9;
+        if both_ways {
+            assert!(confirm_s > probe_s, "{args:?}: {confirm_s} s, probes {probe_s} s");
+        }
         for s in v["sections"][0]["detail"]["searches"].as_array().unwrap() {
             for p in s["capacity"]["probes"].as_array().unwrap() {
                 let program = p["program_locate"] == true;
                 let wanted = both_ways && p["confirmation"] == true && s["profile"] == profile;
                 assert_eq!(program, wanted, "{args:?}: {p}");
+                // A confirmation that passed ran its whole length.
+                if program && p["verdict"] == "pass" {
+                    let took = p["elapsed_s"].as_f64().unwrap();
+                    assert!(took >= confirm_s, "{args:?}: {took} s of {confirm_s}: {p}");
+                }
             }
         }
     });
