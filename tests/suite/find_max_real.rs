@@ -165,7 +165,10 @@ fn every_profile_searches_on_a_real_disk() {
             .unwrap()
             / 1e9;
         if both_ways {
-            assert!(confirm_s > probe_s, "{args:?}: {confirm_s} s, probes {probe_s} s");
+            assert!(
+                confirm_s > probe_s,
+                "{args:?}: {confirm_s} s, probes {probe_s} s"
+            );
         }
         for s in v["sections"][0]["detail"]["searches"].as_array().unwrap() {
             for p in s["capacity"]["probes"].as_array().unwrap() {
