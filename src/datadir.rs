@@ -169,7 +169,7 @@ impl DataDir {
                 "an open descriptor of the lock",
             ));
         }
-        let lock = unsafe { File::from_raw_fd(fd) };
+        let mut lock = unsafe { File::from_raw_fd(fd) };
         let held = lock
             .metadata()
             .map_err(|e| Error::io("cannot inspect the lock descriptor", e))?;
@@ -188,7 +188,6 @@ impl DataDir {
         }
         // Says who holds the lock now, and why: a run started meanwhile waits for a cleaner
         // rather than refusing (the interrupted run's pid, still written there, is gone).
-        let mut lock = lock;
         let me = format!("{}\n{CLEANER_MARK}\n", std::process::id());
         lock.set_len(0)
             .and_then(|_| lock.seek(SeekFrom::Start(0)))

@@ -52,9 +52,7 @@ impl DeviceInfo {
         let sectors: u64 = stat.split_whitespace().nth(2)?.parse().ok()?;
         Some(sectors * 512)
     }
-}
 
-impl DeviceInfo {
     /// The kernel's read-ahead for the disk, in bytes (`/sys/class/block/NAME/queue/read_ahead_kb`;
     /// a partition reads ahead as its disk does); None where the platform does not say.
     pub fn read_ahead_bytes(&self) -> Option<u64> {
