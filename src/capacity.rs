@@ -3,7 +3,7 @@
 //! at the answer. Every probe is kept.
 
 use crate::error::{Error, Result};
-use crate::stream::Verdict;
+use crate::stream::{CapacityEvidence, Verdict};
 use crate::world::{World, gather};
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::AtomicBool;
@@ -26,18 +26,36 @@ pub struct Probe {
     /// The count this probe suggests the device carries (see `ProbeResult::estimate`).
     #[serde(default)]
     pub estimate: Option<f64>,
-    /// A studio's probe: what each rank saw (the verdict above is the worst of theirs). Empty
-    /// for one computer.
+    /// A studio's probe: what each rank saw (the verdict above is the worst of their own
+    /// verdicts and the storage's, see `storage`). Empty for one computer.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ranks: Vec<RankFigures>,
+    /// A studio's probe: the storage's capacity evidence, pooled from every rank's
+    /// ([`CapacityEvidence::pooled`]), by which the capacity rules judged the probe.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub storage: Option<CapacityEvidence>,
 }
 
-/// What one rank of a studio saw in a probe: its own verdict and figures (by metric name).
+/// What one rank of a studio saw in a probe: its verdict by its own deadlines (xruns, the margin,
+/// its length: the storage's capacity is judged on the probe's pooled `storage`), its figures (by
+/// metric name), and its capacity evidence.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RankFigures {
     pub rank: u32,
     pub verdict: Verdict,
     pub figures: std::collections::BTreeMap<String, f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<CapacityEvidence>,
+}
+
+/// What a probe says, split where a studio needs it: the verdict by the probe's own deadlines
+/// (xruns, the margin, its length) and the evidence the capacity rules judge. One computer's
+/// verdict is both together; a studio keeps each rank's own and pools the evidence, since the
+/// ranks share the storage.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ProbeEvidence {
+    pub own: Verdict,
+    pub capacity: CapacityEvidence,
 }
 
 /// What a probe reports back to the search.
@@ -57,6 +75,11 @@ pub struct ProbeResult {
     pub ranks: Vec<RankFigures>,
     /// The probe was located as the profile's program locates (see [`Probe::program_locate`]).
     pub program_locate: bool,
+    /// The verdict apart from the capacity rules and their evidence, where the workload
+    /// measures them (streams and samplers): a studio pools the evidence.
+    pub evidence: Option<ProbeEvidence>,
+    /// A studio's pooled evidence (set by the world, not the probe).
+    pub storage: Option<CapacityEvidence>,
 }
 
 /// A probe's figures by metric name.
@@ -221,6 +244,7 @@ pub fn find_max(
             estimate: r.estimate,
             ranks: r.ranks,
             program_locate: r.program_locate,
+            storage: r.storage,
         });
         *estimate = r.estimate.filter(|e| e.is_finite() && *e > 0.0);
         let pass = r.verdict == Verdict::Pass;
@@ -345,7 +369,7 @@ pub fn find_max(
 
 /// [`find_max`] run by every rank of `world` at once, as one search: the ranks start from the
 /// least of their first guesses and limits, and each probe is run by all of them together with
-/// the worst verdict (see [`crate::world::shared_probe`]), so every rank takes the same steps.
+/// the studio's verdict (see [`shared_probe`]), so every rank takes the same steps.
 /// Alone, exactly `find_max`.
 pub fn find_max_shared(
     world: &dyn World,
@@ -358,7 +382,7 @@ pub fn find_max_shared(
     let first = crate::world::least(world, f64::from(first_guess), cancel)? as u32;
     let limit = crate::world::least(world, f64::from(limit), cancel)? as u32;
     find_max(first, limit.max(1), tolerance, |n, confirm| {
-        shared_probe(world, cancel, || probe(n, confirm))
+        shared_probe(world, cancel, n, || probe(n, confirm))
     })
 }
 
@@ -385,16 +409,19 @@ struct SharedResult {
     estimate: Option<f64>,
     figures: std::collections::BTreeMap<String, f64>,
     program_locate: bool,
+    #[serde(default)]
+    evidence: Option<ProbeEvidence>,
 }
 
-/// One probe of a search, run by every rank at once: the ranks meet before it (so files are laid
+/// One probe of `count`, run by every rank at once: the ranks meet before it (so files are laid
 /// out and rings prefilled together, and the clocks start together inside the run), and its
-/// verdict is the worst over the ranks — one xrun on one workstation fails the studio. A rank
+/// verdict is the studio's ([`combine`]) — one xrun on one workstation fails the studio. A rank
 /// that failed makes every rank fail with its error; one that was interrupted stops them all
 /// (`Ok(None)`). Alone, the probe runs as it is.
 pub fn shared_probe(
     world: &dyn World,
     cancel: &AtomicBool,
+    count: u32,
     probe: impl FnOnce() -> Result<Option<ProbeResult>>,
 ) -> Result<Option<ProbeResult>> {
     if world.is_alone() {
@@ -412,6 +439,7 @@ pub fn shared_probe(
             estimate: r.estimate,
             figures: r.figures,
             program_locate: r.program_locate,
+            evidence: r.evidence,
         }),
         Ok(None) | Err(Error::Interrupted) => RankProbe::Interrupted,
         Err(e) => RankProbe::Failed(e.to_string()),
@@ -420,13 +448,17 @@ pub fn shared_probe(
         Err(Error::Interrupted) => return Ok(None),
         r => r?,
     };
-    combine(&all)
+    combine(&all, count)
 }
 
-/// The studio's verdict from every rank's: the worst verdict, the lowest headroom, every xrun,
-/// and the least estimate (each workstation gets its share of the storage: the tightest share
-/// is what every one of them can count on).
-fn combine(all: &[RankProbe]) -> Result<Option<ProbeResult>> {
+/// The studio's verdict from every rank's probe of `count`: the lowest headroom and every xrun;
+/// the worst of the ranks' own verdicts (an xrun or a ring below the margin on any workstation),
+/// then the capacity rules on the storage's evidence, pooled from every rank's (they share it:
+/// one rank's trend moves with its turn at the storage, see [`CapacityEvidence::pooled`]), and
+/// the count the pooled evidence says the storage carries. Where a rank's workload gives no
+/// evidence, the worst of the ranks' verdicts and the least estimate (each workstation gets its
+/// share of the storage: the tightest share is what every one of them can count on).
+fn combine(all: &[RankProbe], count: u32) -> Result<Option<ProbeResult>> {
     if let Some((rank, msg)) = all.iter().enumerate().find_map(|(i, p)| match p {
         RankProbe::Failed(m) => Some((i, m)),
         _ => None,
@@ -446,17 +478,45 @@ fn combine(all: &[RankProbe]) -> Result<Option<ProbeResult>> {
     if ran.len() < all.len() || ran.is_empty() {
         return Ok(None);
     }
-    let estimates: Vec<f64> = ran.iter().filter_map(|r| r.estimate).collect();
+    let evidence: Option<Vec<ProbeEvidence>> = ran.iter().map(|r| r.evidence).collect();
+    let (verdict, estimate, storage) = match evidence {
+        Some(ev) => {
+            let own = ev.iter().map(|e| e.own).max().unwrap_or(Verdict::Fail);
+            let caps: Vec<CapacityEvidence> = ev.iter().map(|e| e.capacity).collect();
+            let storage = CapacityEvidence::pooled(&caps);
+            let held_back = storage.and_then(|s| s.shortcoming()).is_some();
+            let verdict = if own >= Verdict::Marginal {
+                own
+            } else if held_back {
+                Verdict::Marginal
+            } else {
+                own
+            };
+            let estimate = (own == Verdict::Pass)
+                .then(|| storage.and_then(|s| s.share()))
+                .flatten()
+                .map(|share| share * f64::from(count));
+            (verdict, estimate, storage)
+        }
+        None => {
+            let estimates: Vec<f64> = ran.iter().filter_map(|r| r.estimate).collect();
+            (
+                ran.iter().map(|r| r.verdict).max().unwrap_or(Verdict::Fail),
+                // Only when every rank could tell: one rank's silence says nothing of its share.
+                (estimates.len() == ran.len())
+                    .then(|| estimates.into_iter().fold(f64::INFINITY, f64::min)),
+                None,
+            )
+        }
+    };
     Ok(Some(ProbeResult {
-        verdict: ran.iter().map(|r| r.verdict).max().unwrap_or(Verdict::Fail),
+        verdict,
         worst_headroom_pct: ran
             .iter()
             .map(|r| r.worst_headroom_pct)
             .fold(f64::INFINITY, f64::min),
         xruns: ran.iter().map(|r| r.xruns).sum(),
-        // Only when every rank could tell: one rank's silence says nothing of its share.
-        estimate: (estimates.len() == ran.len())
-            .then(|| estimates.into_iter().fold(f64::INFINITY, f64::min)),
+        estimate,
         figures: Default::default(),
         program_locate: ran.iter().all(|r| r.program_locate),
         ranks: ran
@@ -464,10 +524,13 @@ fn combine(all: &[RankProbe]) -> Result<Option<ProbeResult>> {
             .enumerate()
             .map(|(rank, r)| RankFigures {
                 rank: rank as u32,
-                verdict: r.verdict,
+                verdict: r.evidence.map_or(r.verdict, |e| e.own),
                 figures: r.figures.clone(),
+                capacity: r.evidence.map(|e| e.capacity),
             })
             .collect(),
+        evidence: None,
+        storage,
     }))
 }
 
@@ -481,6 +544,8 @@ mod tests {
                 figures: Default::default(),
                 ranks: Vec::new(),
                 program_locate: false,
+                evidence: None,
+                storage: None,
                 verdict: if n <= max_ok {
                     Verdict::Pass
                 } else {
@@ -534,6 +599,8 @@ mod tests {
             figures: Default::default(),
             ranks: Vec::new(),
             program_locate: false,
+            evidence: None,
+            storage: None,
             verdict: if pass {
                 Verdict::Pass
             } else {
@@ -680,6 +747,8 @@ mod tests {
                 figures: Default::default(),
                 ranks: Vec::new(),
                 program_locate: false,
+                evidence: None,
+                storage: None,
                 verdict: if pass { Verdict::Pass } else { Verdict::Fail },
                 worst_headroom_pct: 30.0,
                 xruns: 0,
@@ -720,26 +789,127 @@ mod tests {
             estimate: est,
             figures: Default::default(),
             program_locate: false,
+            evidence: None,
+        })
+    }
+
+    /// A rank of a stream probe that passed by its own deadlines, with a fill trend and an
+    /// idle share (the real-run thresholds).
+    fn streamed(own: Verdict, shortfall: f64, noise: f64, idle: f64) -> RankProbe {
+        let capacity = CapacityEvidence {
+            shortfall_pct: Some(shortfall),
+            noise_pct: noise,
+            idle_pct: Some(idle),
+            ground_idle_pct: Some(idle),
+            spare_min_pct: 2.0,
+        };
+        let verdict = match capacity.shortcoming() {
+            Some(_) if own == Verdict::Pass => Verdict::Marginal,
+            _ => own,
+        };
+        RankProbe::Ran(SharedResult {
+            verdict,
+            worst_headroom_pct: 50.0,
+            xruns: u64::from(own == Verdict::Fail),
+            estimate: None,
+            figures: Default::default(),
+            program_locate: false,
+            evidence: Some(ProbeEvidence { own, capacity }),
         })
     }
 
     #[test]
+    fn a_studio_judges_its_storage_by_every_ranks_evidence_together() {
+        use Verdict::*;
+        // As three ranks measured at 0.9 of a capped storage's bound: one rank's rings lost
+        // 4.59% while another's gained 4.23%, every butler idle over 13%. The storage kept up.
+        let r = combine(
+            &[
+                streamed(Pass, -0.37, 0.8, 13.0),
+                streamed(Pass, 4.59, 0.8, 14.1),
+                streamed(Pass, -4.23, 0.8, 22.4),
+            ],
+            44,
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(r.verdict, Pass);
+        let st = r.storage.unwrap();
+        assert!((st.shortfall_pct.unwrap() - (-0.37 + 4.59 - 4.23) / 3.0).abs() < 1e-9);
+        assert_eq!(
+            st.idle_pct,
+            Some(13.0),
+            "the storage rests no more than the least"
+        );
+        assert!((st.noise_pct - (3.0f64 * 0.64).sqrt() / 3.0).abs() < 1e-9);
+        assert_eq!(r.ranks[1].verdict, Pass, "its own deadlines held");
+        // The storage's estimate: 13% idle bounds it from above.
+        assert!((r.estimate.unwrap() - 44.0 / 0.87).abs() < 1e-6);
+        // At 1.03 of the bound: the mean drains, whatever one rank's trend says.
+        let r = combine(
+            &[
+                streamed(Pass, 0.05, 0.8, 5.6),
+                streamed(Pass, 12.12, 0.8, 0.0),
+                streamed(Pass, -4.18, 0.8, 0.2),
+            ],
+            50,
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(r.verdict, Marginal);
+        let share = 1.0 - (0.05 + 12.12 - 4.18) / 300.0;
+        assert!((r.estimate.unwrap() - 50.0 * share).abs() < 1e-6);
+        // Every rank gaining, but one butler never idle: the storage had nothing to spare.
+        let r = combine(
+            &[
+                streamed(Pass, -1.0, 0.1, 30.0),
+                streamed(Pass, -1.0, 0.1, 1.0),
+            ],
+            10,
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(r.verdict, Marginal);
+        // A rank's own deadlines are its own: an xrun fails the studio, a ring below the
+        // margin makes it marginal, a rank too short to tell leaves it too short.
+        for (own, studio) in [(Fail, Fail), (Marginal, Marginal), (TooShort, TooShort)] {
+            let r = combine(
+                &[
+                    streamed(Pass, 0.0, 0.1, 20.0),
+                    streamed(own, 0.0, 0.1, 20.0),
+                ],
+                10,
+            )
+            .unwrap()
+            .unwrap();
+            assert_eq!(r.verdict, studio, "{own:?}");
+            assert_eq!(r.estimate, None, "{own:?}");
+        }
+    }
+
+    #[test]
     fn the_studio_verdict_is_the_worst_of_its_workstations() {
-        let r = combine(&[
-            ran(Verdict::Pass, 40.0, 0, Some(120.0)),
-            ran(Verdict::Fail, 0.0, 3, Some(90.0)),
-            ran(Verdict::Marginal, 12.0, 0, Some(100.0)),
-        ])
+        let r = combine(
+            &[
+                ran(Verdict::Pass, 40.0, 0, Some(120.0)),
+                ran(Verdict::Fail, 0.0, 3, Some(90.0)),
+                ran(Verdict::Marginal, 12.0, 0, Some(100.0)),
+            ],
+            100,
+        )
         .unwrap()
         .unwrap();
         assert_eq!(r.verdict, Verdict::Fail);
         assert_eq!(r.xruns, 3);
         assert_eq!(r.worst_headroom_pct, 0.0);
         assert_eq!(r.estimate, Some(90.0));
-        let r = combine(&[
-            ran(Verdict::Pass, 40.0, 0, Some(120.0)),
-            ran(Verdict::TooShort, 30.0, 0, None),
-        ])
+        let r = combine(
+            &[
+                ran(Verdict::Pass, 40.0, 0, Some(120.0)),
+                ran(Verdict::TooShort, 30.0, 0, None),
+            ],
+            100,
+        )
         .unwrap()
         .unwrap();
         assert_eq!(r.verdict, Verdict::TooShort);
@@ -749,15 +919,21 @@ mod tests {
     #[test]
     fn one_interrupted_rank_stops_the_search_and_one_failed_rank_fails_it() {
         assert!(
-            combine(&[ran(Verdict::Pass, 40.0, 0, None), RankProbe::Interrupted])
-                .unwrap()
-                .is_none()
+            combine(
+                &[ran(Verdict::Pass, 40.0, 0, None), RankProbe::Interrupted],
+                1
+            )
+            .unwrap()
+            .is_none()
         );
-        let e = combine(&[
-            ran(Verdict::Pass, 40.0, 0, None),
-            RankProbe::Interrupted,
-            RankProbe::Failed("no space left".into()),
-        ])
+        let e = combine(
+            &[
+                ran(Verdict::Pass, 40.0, 0, None),
+                RankProbe::Interrupted,
+                RankProbe::Failed("no space left".into()),
+            ],
+            1,
+        )
         .unwrap_err();
         assert!(
             e.to_string().contains("rank 2") && e.to_string().contains("no space left"),
@@ -768,7 +944,7 @@ mod tests {
     #[test]
     fn alone_a_probe_runs_as_it_is() {
         let c = AtomicBool::new(true);
-        let r = shared_probe(&crate::world::Alone, &c, || Ok(None)).unwrap();
+        let r = shared_probe(&crate::world::Alone, &c, 1, || Ok(None)).unwrap();
         assert!(r.is_none());
     }
 }

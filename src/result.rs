@@ -280,7 +280,7 @@ pub struct ResultDoc {
     pub verification: String,
     /// A studio run (schema 6): every rank of an MPI job a workstation on one shared storage.
     /// `host`, `target` and `sections` above are rank 0's own; a search's verdicts are the
-    /// studio's (the worst over the ranks).
+    /// studio's (the worst of the ranks' own, and the capacity rules on their pooled evidence).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub studio: Option<Studio>,
 }

@@ -1,7 +1,8 @@
 //! The computers a session runs on at once: one (a workstation and its disk), or a world of ranks
 //! started by an MPI launcher, each a workstation on one shared storage. Rank 0 decides and every
 //! rank obeys: the workloads only meet the world through two points — every rank starts its clock
-//! together ([`World::start`]) and a search's probe has one verdict, the worst over the ranks
+//! together ([`World::start`]) and a search's probe has one verdict, the studio's: the worst of
+//! the ranks' own and the storage's, judged on their evidence pooled
 //! ([`crate::capacity::find_max_shared`]). The session runner does the rest (the plan's agreement, the gather).
 
 #[cfg(feature = "mpi")]

@@ -119,7 +119,7 @@ fn section(st: &Studio, i: usize, s: &Section, k: usize) -> StudioSection {
         }
     };
     let mut hosts = Vec::new();
-    let words;
+    let mut words;
     if let Some(search) = main_search(s) {
         let unit = if s.workload == "sampler" {
             "voices"
@@ -144,6 +144,9 @@ fn section(st: &Studio, i: usize, s: &Section, k: usize) -> StudioSection {
         };
         // Each host at the answer: the last probe there, the confirmation if there was one.
         if let Some(p) = cap.probes.iter().rev().find(|p| p.count == cap.answer) {
+            if let Some(st) = p.storage {
+                words.push_str(&storage_words(&st));
+            }
             for r in &p.ranks {
                 let figures = HOST_FIGURES
                     .iter()
@@ -193,6 +196,28 @@ fn section(st: &Studio, i: usize, s: &Section, k: usize) -> StudioSection {
         hosts,
         totals,
     }
+}
+
+/// How the storage kept up with every workstation's rings together, at a search's answer (the
+/// evidence the studio's verdict judged: see `crate::stream::CapacityEvidence::pooled`).
+fn storage_words(st: &crate::stream::CapacityEvidence) -> String {
+    let mut parts = Vec::new();
+    if let Some(s) = st.shortfall_pct {
+        parts.push(format!(
+            "mean shortfall {s:.2}% of the demand (noise {:.2}%)",
+            st.noise_pct
+        ));
+    }
+    if let Some(i) = st.idle_pct {
+        parts.push(format!("every butler idle at least {i:.1}% of the time"));
+    }
+    if parts.is_empty() {
+        return String::new();
+    }
+    format!(
+        "; the storage judged on every workstation's rings together: {}",
+        parts.join(", ")
+    )
 }
 
 /// The studio's first lines: how many workstations, launched how, and what stopped it if

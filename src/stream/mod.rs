@@ -513,21 +513,26 @@ impl StreamOutcome {
             .map(|d| d as f64 / self.read_bytes as f64)
     }
 
-    /// What the device carries, as a share of this run's tracks, where the run can tell: a run
-    /// that saturated the device (no spare time, or draining) delivered the whole of what the
-    /// device gives, which its fill trend measures; a passing run left the butler idle, which
-    /// bounds it from above (a device serves faster after idle gaps). None otherwise.
+    /// What the run says of the storage's capacity (see [`CapacityEvidence`]).
+    pub fn capacity_evidence(&self) -> CapacityEvidence {
+        CapacityEvidence::of_stream(self.sustain, self.butler_idle_pct, self.simulated)
+    }
+
+    /// The verdict apart from the capacity rules (see [`own_verdict`]).
+    pub fn own_verdict(&self) -> Verdict {
+        own_verdict(
+            self.verdict,
+            self.shortcoming.as_ref(),
+            self.butler_idle_pct,
+        )
+    }
+
+    /// What the device carries, as a share of this run's tracks, where the run can tell
+    /// ([`CapacityEvidence::share`]); None when it missed a deadline of its own.
     pub fn capacity_estimate(&self) -> Option<f64> {
         match self.shortcoming {
-            None => self
-                .butler_idle_pct
-                .map(|i| 1.0 / (1.0 - i / 100.0).max(0.01)),
-            Some(Shortcoming::NoSpareCapacity { .. })
-            | Some(Shortcoming::Draining { .. })
-            | Some(Shortcoming::LosingGround { .. }) => {
-                self.sustain.map(|s| 1.0 - s.shortfall_pct / 100.0)
-            }
-            _ => None,
+            Some(s) if !s.is_capacity() => None,
+            _ => self.capacity_evidence().share(),
         }
     }
 }
@@ -589,6 +594,132 @@ pub const LOSING_GROUND_PCT: f64 = 0.05;
 /// 0.06% there.
 pub fn losing_ground_above(noise_pct: f64) -> f64 {
     LOSING_GROUND_PCT.max(2.0 * noise_pct)
+}
+
+/// What a run says of the storage's capacity, apart from its own deadlines (xruns, the margin,
+/// its length): the rings' fill trend and the butler's idle share, judged by the capacity rules
+/// (`SHORTFALL_LIMIT_PCT`, `spare_min_pct`, `losing_ground_above` with `AMPLE_IDLE_PCT`). One
+/// computer judges its run by its own; a studio pools its ranks' first
+/// ([`CapacityEvidence::pooled`]): they share one storage, and what it carries is its total.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct CapacityEvidence {
+    /// The fill trend's shortfall of the demand, in percent (negative: the rings gained; None:
+    /// too few cycles for a trend).
+    pub shortfall_pct: Option<f64>,
+    /// The shortfall's standard error, in percent of the demand (0 where the workload does not
+    /// measure it: ground lost is then anything beyond `LOSING_GROUND_PCT`).
+    pub noise_pct: f64,
+    /// Share of the steady part in which the butler had nothing to do, in percent (None: the
+    /// run was too short to tell).
+    pub idle_pct: Option<f64>,
+    /// The idle share that may outweigh a small loss of ground: `idle_pct`, or for a sampler the
+    /// smaller of it and its second half's (idle time a device lent early does not count).
+    pub ground_idle_pct: Option<f64>,
+    /// The least idle share that counts as spare capacity (`spare_min_pct`).
+    pub spare_min_pct: f64,
+}
+
+impl CapacityEvidence {
+    /// A stream's: its fill trend and the butler's idle share over the steady part.
+    pub fn of_stream(sustain: Option<Sustain>, idle_pct: Option<f64>, simulated: bool) -> Self {
+        CapacityEvidence {
+            shortfall_pct: sustain.map(|s| s.shortfall_pct),
+            noise_pct: sustain.map_or(0.0, |s| s.noise_pct),
+            idle_pct,
+            ground_idle_pct: idle_pct,
+            spare_min_pct: spare_min_pct(simulated),
+        }
+    }
+
+    /// The first capacity rule the evidence breaks: the rings draining, no spare time, or
+    /// ground lost without ample idle time to outweigh it.
+    pub fn shortcoming(&self) -> Option<Shortcoming> {
+        if let Some(s) = self.shortfall_pct.filter(|&s| s > SHORTFALL_LIMIT_PCT) {
+            Some(Shortcoming::Draining { shortfall_pct: s })
+        } else if let Some(idle_pct) = self.idle_pct.filter(|&i| i < self.spare_min_pct) {
+            Some(Shortcoming::NoSpareCapacity {
+                idle_pct,
+                needed_pct: self.spare_min_pct,
+            })
+        } else if let (Some(s), Some(idle_pct)) = (
+            self.shortfall_pct
+                .filter(|&s| s > losing_ground_above(self.noise_pct)),
+            self.ground_idle_pct.filter(|&i| i < AMPLE_IDLE_PCT),
+        ) {
+            Some(Shortcoming::LosingGround {
+                shortfall_pct: s,
+                idle_pct,
+                ample_pct: AMPLE_IDLE_PCT,
+            })
+        } else {
+            None
+        }
+    }
+
+    /// What the device carries, as a share of the run's count, where the evidence tells: a run
+    /// that broke a capacity rule saturated the device and delivered what it gives, which the
+    /// fill trend measures; one that kept them left the butler idle, which bounds it from above
+    /// (a device serves faster after idle gaps). None when the run was too short for either.
+    pub fn share(&self) -> Option<f64> {
+        match self.shortcoming() {
+            None => self.idle_pct.map(|i| 1.0 / (1.0 - i / 100.0).max(0.01)),
+            Some(_) => self.shortfall_pct.map(|s| 1.0 - s / 100.0),
+        }
+    }
+
+    /// The storage's evidence from every workstation's on it, each streaming the same demand
+    /// (a studio's ranks run one plan): the rings' mean shortfall, its standard error as of
+    /// independent measurements (√Σσ² / n), and the least idle share (the storage rests only
+    /// while every workstation's butler does, so no more than the least of them). A rank's
+    /// trend alone moves with its share of a storage that serves them in turn: on a loop device
+    /// capped at 21 MB/s, three ranks at 0.9 of its bound, each idle over 13%, lost 4.59% and
+    /// gained 4.23% and 0.37% over the same 7.6 s; a storage that cannot carry the demand shows
+    /// in the mean (at 1.03 of the bound: 2.7%, idle 0%). None without evidence.
+    pub fn pooled(all: &[CapacityEvidence]) -> Option<CapacityEvidence> {
+        let n = all.len() as f64;
+        if all.is_empty() {
+            return None;
+        }
+        let every = |f: fn(&CapacityEvidence) -> Option<f64>| -> Option<Vec<f64>> {
+            all.iter().map(f).collect()
+        };
+        let least = |v: Vec<f64>| v.into_iter().fold(f64::INFINITY, f64::min);
+        Some(CapacityEvidence {
+            shortfall_pct: every(|e| e.shortfall_pct).map(|v| v.iter().sum::<f64>() / n),
+            noise_pct: all.iter().map(|e| e.noise_pct.powi(2)).sum::<f64>().sqrt() / n,
+            idle_pct: every(|e| e.idle_pct).map(least),
+            ground_idle_pct: every(|e| e.ground_idle_pct).map(least),
+            spare_min_pct: all.iter().map(|e| e.spare_min_pct).fold(0.0, f64::max),
+        })
+    }
+}
+
+impl Shortcoming {
+    /// One of the capacity rules' ([`CapacityEvidence::shortcoming`]): what the storage could
+    /// not carry, not a deadline the run itself missed.
+    pub fn is_capacity(&self) -> bool {
+        matches!(
+            self,
+            Shortcoming::Draining { .. }
+                | Shortcoming::NoSpareCapacity { .. }
+                | Shortcoming::LosingGround { .. }
+        )
+    }
+}
+
+/// A run's verdict apart from the capacity rules: its own xruns, margin and length. A run the
+/// capacity rules alone held back would otherwise have passed, or been too short to tell
+/// (`idle_pct` None).
+pub fn own_verdict(
+    verdict: Verdict,
+    shortcoming: Option<&Shortcoming>,
+    idle_pct: Option<f64>,
+) -> Verdict {
+    match shortcoming {
+        Some(s) if s.is_capacity() && idle_pct.is_none() => Verdict::TooShort,
+        Some(s) if s.is_capacity() => Verdict::Pass,
+        _ => verdict,
+    }
 }
 
 /// Refill cycles after the first ring has played that a run needs before it can pass.
@@ -817,7 +948,6 @@ pub(crate) fn assemble(
         idle,
         simulated,
     } = end;
-    let spare_min = spare_min_pct(simulated);
     let cap = spec.ring_bytes();
     let reports: Vec<TrackReport> = tracks
         .iter()
@@ -856,24 +986,10 @@ pub(crate) fn assemble(
             worst_pct: worst_headroom_pct,
             margin_pct: 100.0 * spec.margin,
         })
-    } else if let Some(s) = sustain.filter(|s| s.shortfall_pct > SHORTFALL_LIMIT_PCT) {
-        Some(Shortcoming::Draining {
-            shortfall_pct: s.shortfall_pct,
-        })
-    } else if let Some(idle_pct) = butler_idle_pct.filter(|&i| i < spare_min) {
-        Some(Shortcoming::NoSpareCapacity {
-            idle_pct,
-            needed_pct: spare_min,
-        })
-    } else if let (Some(s), Some(idle_pct)) = (
-        sustain.filter(|s| s.shortfall_pct > losing_ground_above(s.noise_pct)),
-        butler_idle_pct.filter(|&i| i < AMPLE_IDLE_PCT),
-    ) {
-        Some(Shortcoming::LosingGround {
-            shortfall_pct: s.shortfall_pct,
-            idle_pct,
-            ample_pct: AMPLE_IDLE_PCT,
-        })
+    } else if let Some(s) =
+        CapacityEvidence::of_stream(sustain, butler_idle_pct, simulated).shortcoming()
+    {
+        Some(s)
     } else if butler_idle_pct.is_none() {
         Some(Shortcoming::TooShort {
             ran_s: ran_ns as f64 / 1e9,

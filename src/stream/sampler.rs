@@ -699,15 +699,30 @@ impl SamplerOutcome {
     /// passing run left the butler idle, which bounds it from above.
     pub fn capacity_estimate(&self) -> Option<f64> {
         match self.shortcoming {
-            None => self
-                .butler_idle_pct
-                .map(|i| 1.0 / (1.0 - i / 100.0).max(0.01)),
-            // Saturated: it delivered what it could of the demand.
-            Some(Shortcoming::NoSpareCapacity { .. })
-            | Some(Shortcoming::Draining { .. })
-            | Some(Shortcoming::LosingGround { .. }) => self.shortfall_pct.map(|s| 1.0 - s / 100.0),
-            _ => None,
+            Some(s) if !s.is_capacity() => None,
+            _ => self.capacity_evidence().share(),
         }
+    }
+
+    /// What the run says of the storage's capacity (see [`super::CapacityEvidence`]).
+    pub fn capacity_evidence(&self) -> super::CapacityEvidence {
+        evidence(
+            self.shortfall_pct,
+            self.butler_idle_pct.map(|whole_pct| Idle {
+                whole_pct,
+                late_pct: self.butler_idle_late_pct.unwrap_or(whole_pct),
+            }),
+            self.simulated,
+        )
+    }
+
+    /// The verdict apart from the capacity rules (see [`super::own_verdict`]).
+    pub fn own_verdict(&self) -> Verdict {
+        super::own_verdict(
+            self.verdict,
+            self.shortcoming.as_ref(),
+            self.butler_idle_pct,
+        )
     }
 }
 
@@ -731,6 +746,23 @@ pub struct Idle {
     pub late_pct: f64,
 }
 
+/// A sampler's capacity evidence: its stock's trend (no standard error: ground lost is anything
+/// beyond `LOSING_GROUND_PCT`) and the butler's idle share, of which only what lasts to the end
+/// of the run may outweigh lost ground.
+fn evidence(
+    shortfall_pct: Option<f64>,
+    idle: Option<Idle>,
+    simulated: bool,
+) -> super::CapacityEvidence {
+    super::CapacityEvidence {
+        shortfall_pct,
+        noise_pct: 0.0,
+        idle_pct: idle.map(|i| i.whole_pct),
+        ground_idle_pct: idle.map(|i| i.whole_pct.min(i.late_pct)),
+        spare_min_pct: super::spare_min_pct(simulated),
+    }
+}
+
 /// The verdict of a sampler run: a fail on any dropout; marginal when a first read left less
 /// than the margin of its preload, a ring fell below the margin of what it could hold, or the
 /// butler had no time to spare; too short before `min_run_s`; a pass only with positive
@@ -750,7 +782,6 @@ pub fn judge(
     ran_s: f64,
     simulated: bool,
 ) -> (Verdict, Option<Shortcoming>) {
-    let spare_min = super::spare_min_pct(simulated);
     let idle_pct = idle.map(|i| i.whole_pct);
     let needed_ms = spec.margin * preload_ms;
     let min_slack_ms = slack.min_ns.map(|n| n as f64 / 1e6);
@@ -769,26 +800,12 @@ pub fn judge(
             worst_pct: 100.0 * player.worst,
             margin_pct: 100.0 * spec.margin,
         })
-    } else if let Some(s) = shortfall_pct.filter(|&s| s > super::SHORTFALL_LIMIT_PCT) {
-        Some(Shortcoming::Draining { shortfall_pct: s })
-    } else if let Some(idle) = idle_pct.filter(|&i| i < spare_min) {
-        Some(Shortcoming::NoSpareCapacity {
-            idle_pct: idle,
-            needed_pct: spare_min,
-        })
-    } else if let (Some(s), Some(idle)) = (
-        shortfall_pct.filter(|&s| s > super::LOSING_GROUND_PCT),
-        idle.map(|i| i.whole_pct.min(i.late_pct))
-            .filter(|&i| i < super::AMPLE_IDLE_PCT),
-    ) {
+    } else if let Some(s) = evidence(shortfall_pct, idle, simulated).shortcoming() {
         // A device that lends time after each gap (a throttle's slice, a drive's cache) keeps
-        // a saturated butler idle a little while the rings slip: on a device capped at 77.6
-        // voices, 82 passed on idle time alone.
-        Some(Shortcoming::LosingGround {
-            shortfall_pct: s,
-            idle_pct: idle,
-            ample_pct: super::AMPLE_IDLE_PCT,
-        })
+        // a saturated butler idle a little while the voices slip: on a device capped at 77.6
+        // voices, 82 passed on idle time alone; only idle time that lasts to the end outweighs
+        // lost ground.
+        Some(s)
     } else if idle_pct.is_none() || ran_s < min_run_s(spec) {
         Some(Shortcoming::TooShort {
             ran_s,
@@ -1238,6 +1255,8 @@ mod tests {
                 figures: Default::default(),
                 ranks: Vec::new(),
                 program_locate: false,
+                evidence: None,
+                storage: None,
                 verdict: o.verdict,
                 worst_headroom_pct: o.worst_headroom_pct,
                 xruns: o.dropouts,

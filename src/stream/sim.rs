@@ -331,6 +331,8 @@ mod tests {
                 figures: Default::default(),
                 ranks: Vec::new(),
                 program_locate: false,
+                evidence: None,
+                storage: None,
                 verdict: o.verdict,
                 worst_headroom_pct: o.worst_headroom_pct,
                 xruns: o.xruns(),

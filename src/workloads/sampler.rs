@@ -7,7 +7,8 @@
 use super::{Env, RunOutcome, Workload};
 use crate::audio::Format;
 use crate::capacity::{
-    CapacityReport, GuessRates, ProbeResult, SearchDetail, SearchLimit, figures_of, find_max_shared,
+    CapacityReport, GuessRates, ProbeEvidence, ProbeResult, SearchDetail, SearchLimit, figures_of,
+    find_max_shared,
 };
 use crate::content;
 use crate::control::Live;
@@ -555,6 +556,11 @@ impl Workload for Sampler {
                             figures: figures_of(&outcome_metrics(&o)),
                             ranks: Vec::new(),
                             program_locate: false,
+                            evidence: Some(ProbeEvidence {
+                                own: o.own_verdict(),
+                                capacity: o.capacity_evidence(),
+                            }),
+                            storage: None,
                         }))
                     }
                     Err(Error::Interrupted) => Ok(None),

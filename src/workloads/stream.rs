@@ -7,8 +7,8 @@ use super::patterns::Sequential;
 use super::{Env, RunOutcome, Workload};
 use crate::audio::DATA_OFFSET;
 use crate::capacity::{
-    Capacity, CapacityReport, GuessRates, ProbeResult, SearchDetail, SearchLimit, figures_of,
-    find_max_shared,
+    Capacity, CapacityReport, GuessRates, ProbeEvidence, ProbeResult, SearchDetail, SearchLimit,
+    figures_of, find_max_shared,
 };
 use crate::control::Live;
 use crate::dataset::{self, Span};
@@ -438,6 +438,11 @@ impl Streaming {
                         figures: figures_of(&outcome_metrics(&o)),
                         ranks: Vec::new(),
                         program_locate,
+                        evidence: Some(ProbeEvidence {
+                            own: o.own_verdict(),
+                            capacity: o.capacity_evidence(),
+                        }),
+                        storage: None,
                     }))
                 }
                 Err(Error::Interrupted) => Ok(None),
