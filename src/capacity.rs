@@ -823,16 +823,15 @@ mod tests {
         use Verdict::*;
         // As three ranks measured at 0.9 of a capped storage's bound: one rank's rings lost
         // 4.59% while another's gained 4.23%, every butler idle over 13%. The storage kept up.
-        let r = combine(
-            &[
-                streamed(Pass, -0.37, 0.8, 13.0),
-                streamed(Pass, 4.59, 0.8, 14.1),
-                streamed(Pass, -4.23, 0.8, 22.4),
-            ],
-            44,
-        )
-        .unwrap()
-        .unwrap();
+        // Ranks that kept their own deadlines, each (shortfall %, idle %) with a noise of 0.8%.
+        let studio = |ranks: &[(f64, f64)], count| {
+            let all: Vec<RankProbe> = ranks
+                .iter()
+                .map(|&(sf, idle)| streamed(Pass, sf, 0.8, idle))
+                .collect();
+            combine(&all, count).unwrap().unwrap()
+        };
+        let r = studio(&[(-0.37, 13.0), (4.59, 14.1), (-4.23, 22.4)], 44);
         assert_eq!(r.verdict, Pass);
         let st = r.storage.unwrap();
         assert!((st.shortfall_pct.unwrap() - (-0.37 + 4.59 - 4.23) / 3.0).abs() < 1e-9);
@@ -846,16 +845,7 @@ mod tests {
         // The storage's estimate: 13% idle bounds it from above.
         assert!((r.estimate.unwrap() - 44.0 / 0.87).abs() < 1e-6);
         // At 1.03 of the bound: the mean drains, whatever one rank's trend says.
-        let r = combine(
-            &[
-                streamed(Pass, 0.05, 0.8, 5.6),
-                streamed(Pass, 12.12, 0.8, 0.0),
-                streamed(Pass, -4.18, 0.8, 0.2),
-            ],
-            50,
-        )
-        .unwrap()
-        .unwrap();
+        let r = studio(&[(0.05, 5.6), (12.12, 0.0), (-4.18, 0.2)], 50);
         assert_eq!(r.verdict, Marginal);
         let share = 1.0 - (0.05 + 12.12 - 4.18) / 300.0;
         assert!((r.estimate.unwrap() - 50.0 * share).abs() < 1e-6);
