@@ -484,13 +484,10 @@ fn combine(all: &[RankProbe], count: u32) -> Result<Option<ProbeResult>> {
             let own = ev.iter().map(|e| e.own).max().unwrap_or(Verdict::Fail);
             let caps: Vec<CapacityEvidence> = ev.iter().map(|e| e.capacity).collect();
             let storage = CapacityEvidence::pooled(&caps);
-            let held_back = storage.and_then(|s| s.shortcoming()).is_some();
-            let verdict = if own >= Verdict::Marginal {
-                own
-            } else if held_back {
-                Verdict::Marginal
-            } else {
-                own
+            // The capacity rules come after a rank's xruns and margin, before its length.
+            let verdict = match storage.and_then(|s| s.shortcoming()) {
+                Some(_) => own.max(Verdict::Marginal),
+                None => own,
             };
             let estimate = (own == Verdict::Pass)
                 .then(|| storage.and_then(|s| s.share()))
