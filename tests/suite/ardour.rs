@@ -10,9 +10,9 @@
 //!
 //! There is no check at this VM's own loop-device read-ahead (2560 KiB): there Ardour's count
 //! moves with the host by a third (56 to 74 tracks held on different days) while the prediction
-//! sits inside that spread (67 to 75), so "never more than Ardour" failed CI twice (at 75 and at
-//! 67 tracks) without the profile being wrong by the issue's measure (BENCHMARKS.md, "The check at this
-//! VM's read-ahead retired").
+//! sits inside that spread (67 to 75), so "never more than Ardour" failed `.ci/run` twice (at 75
+//! and at 67 tracks) without the profile being wrong by the issue's measure (BENCHMARKS.md, "The
+//! check at this VM's read-ahead retired").
 //!
 //! Needs root (loop devices, mounts, blkio) and Ardour; skipped with a line on stderr without
 //! them, failed instead where `TRACKBENCH_TEST_REQUIRE` names `ardour` (.ci/run installs it).
