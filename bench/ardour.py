@@ -199,6 +199,18 @@ def trial(fx, session, tracks, roll, preset, fmt):
     r["busy"] = fx.busy(r["device_ios_per_s"], r["device_bytes_per_s"])
     r["saturated"] = r["busy"] is not None and r["busy"] >= SATURATED
     r["pass"] = r["dropouts"] == 0 and r["rolled_s"] >= roll - 1 and not r["saturated"]
+    # Why it failed, for the check line: silent periods, the device saturated, or neither and the
+    # roll short of the wall clock: Ardour's engine did not keep real time (its audio thread late
+    # on a busy CPU), which says nothing about the disk.
+    if r["pass"]:
+        r["reason"] = "pass"
+    elif r["dropouts"] > 0:
+        r["reason"] = f"dropouts:{int(r['dropouts'])}"
+    elif r["saturated"]:
+        r["reason"] = f"saturated:{r['busy']:.2f}"
+    else:
+        r["reason"] = f"engine:{r['rolled_s']:.1f}s-rolled:{r.get('engine_cpu_s', -1):.1f}s-cpu"
+    r["engine_lost"] = r["reason"].startswith("engine:")
     return r
 
 
@@ -251,17 +263,20 @@ def trackbench(fx, preset, fmt):
 
 def check(args):
     """The project's test of a profile against Ardour (tests/suite/ardour.rs): trackbench's prediction
-    P for one preset and format, then Ardour itself playing P tracks on the same fixture, up to
-    three times until it has passed twice (its own trials are noisy: a count it holds can fail
-    once in its first refill pass, when every track asks at once), and once at the cap's bound
+    P for one preset and format, then Ardour itself playing P tracks on the same fixture until it
+    has passed twice or failed twice (its own trials are noisy: a count it holds can fail once in
+    its first refill pass, when every track asks at once; a roll its engine lost to the CPU is not
+    counted either way and is repeated, five rolls at most), and once at the cap's bound
     (cap / bytes per second of a track, or 2P under an IOPS cap; a 30 s roll), which it must
     not hold: the fixture binds Ardour, so P passing says something. With --hold-share H and
     --fail-share F, Ardour plays floor(H x P) tracks instead of P and ceil(F x P) instead of the
     bound: the prediction is then checked from both sides, near Ardour's own maximum (within
     1/F to 1/H of it, allowing for Ardour's spread from one trial to the next). Ardour records
     the session while the profile searches (beside the fixture, then copied onto it). Prints
-    one line: `check preset=… format=… predicted=P hold_tracks=… ardour_passed=K trials=M
-    dropouts=… fail_tracks=… fail_passed=0|1 fail_dropouts=… fail_first_dropout_s=… seconds=…`,
+    one line: `check preset=… format=… predicted=P hold_tracks=… ardour_passed=K ardour_failed=F
+    trials=M dropouts=… hold_reasons=… fail_tracks=… fail_passed=0|1 fail_reason=…
+    fail_dropouts=… fail_first_dropout_s=… seconds=…` (a reason: pass, dropouts:N,
+    saturated:BUSY, or engine:… where Ardour's engine fell behind real time),
     and its stages' times on stderr."""
     preset, fmt = args.presets.split(",")[0], args.formats.split(",")[0]
     rate = FORMATS[fmt][1]
@@ -299,21 +314,33 @@ def check(args):
         os.sync()
         print(f"# searched and recorded in {searched:.0f} s, session on the fixture after "
               f"{time.monotonic() - start:.0f} s", file=sys.stderr, flush=True)
-        passed, trials, dropouts = 0, 0, []
-        while trials < 3 and passed < 2 and trials - passed < 2:
+        # Twice out of three judged trials; a trial Ardour's engine lost (the roll behind the
+        # wall clock with no dropout and the device not saturated: the CPU, not the disk) is not
+        # judged and is repeated, up to five rolls in all.
+        passed, failed, trials, dropouts, reasons = 0, 0, 0, [], []
+        while passed < 2 and failed < 2 and trials < 5:
             r = trial(fx, session, hold, args.roll, preset, fmt)
             trials += 1
             passed += r["pass"]
+            failed += not r["pass"] and not r["engine_lost"]
             dropouts.append(str(int(r["dropouts"])))
-            print(f"# trial {trials} at {hold} tracks: {'pass' if r['pass'] else 'FAIL'}, "
+            reasons.append(r["reason"])
+            print(f"# trial {trials} at {hold} tracks: {r['reason']}, "
                   f"{time.monotonic() - start:.0f} s in", file=sys.stderr, flush=True)
         # Above what it holds, Ardour drops out in the first refill pass (10.7 s into the
         # roll for Medium, 21.7 s for Large) or keeps the device saturated: a roll past the
         # first refill pass and long enough to judge its second half shows either.
-        above = trial(fx, session, fail, min(args.roll, 30 if preset != "Large" else 60), preset, fmt)
+        # A roll the engine lost is no evidence the device binds either: repeated, three at most.
+        for _ in range(3):
+            above = trial(fx, session, fail, min(args.roll, 30 if preset != "Large" else 60), preset, fmt)
+            print(f"# at {fail} tracks: {above['reason']}, {time.monotonic() - start:.0f} s in",
+                  file=sys.stderr, flush=True)
+            if not above["engine_lost"]:
+                break
         print(f"check preset={preset} format={fmt} predicted={predicted} hold_tracks={hold} "
-              f"ardour_passed={passed} trials={trials} dropouts={','.join(dropouts)} fail_tracks={fail} "
-              f"fail_passed={int(above['pass'])} fail_dropouts={int(above['dropouts'])} "
+              f"ardour_passed={passed} ardour_failed={failed} trials={trials} dropouts={','.join(dropouts)} "
+              f"hold_reasons={','.join(reasons)} fail_tracks={fail} "
+              f"fail_passed={int(above['pass'])} fail_reason={above['reason']} fail_dropouts={int(above['dropouts'])} "
               f"fail_first_dropout_s={above['first_dropout_s']} seconds={time.monotonic() - start:.0f}",
               flush=True)
     finally:

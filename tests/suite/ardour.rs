@@ -6,7 +6,11 @@
 //! prediction: Ardour must hold 0.9 of it and must not hold 1.2 times it (BENCHMARKS.md has the
 //! table for every preset and format). `bench/ardour.py --check` does the work (the same harness
 //! as BENCHMARKS.md's table); this test runs it and reads its line. The record side
-//! (`bench/ardour.py --record-at`) runs beside it on a fixture of its own.
+//! (`bench/ardour.py --record-at`) runs after it on a fixture of its own: one at a time, because
+//! two real-time Ardour engines on this 2-core machine take each other's CPU (CI once failed the
+//! playback check with two of three rolls at 0.9 of the prediction behind the wall clock and no
+//! dropout, the record side's 300 tracks beside it). A roll Ardour's engine lost that way is not
+//! counted for or against the prediction; the harness repeats it and says so in its line.
 //!
 //! There is no check at this VM's own loop-device read-ahead (2560 KiB): there Ardour's count
 //! moves with the host by a third (56 to 74 tracks held on different days) while the prediction
@@ -18,7 +22,8 @@
 //! them, failed instead where `TRACKBENCH_TEST_REQUIRE` names `ardour` (.ci/run installs it).
 //! Ignored by a plain `cargo test`: Ardour rolls in real time for eight to sixteen minutes,
 //! longer than the rest of the suite together, so `.ci/run` runs these two as a step of their own
-//! (`cargo test --test suite ardour:: -- --ignored`), as it runs the studio's under mpirun.
+//! (`cargo test --test suite ardour:: -- --ignored --test-threads=1`), as it runs the studio's
+//! under mpirun.
 //! Leaves nothing: the harness removes its fixture, and its trials run in their own group.
 
 #![cfg(target_os = "linux")]
@@ -101,8 +106,9 @@ impl Check {
             .unwrap_or_else(|| panic!("no {k} in {}", self.line))
     }
 
-    /// Ardour held the count it had to hold (twice out of three) and did not hold the count it
-    /// had to fail (a dropout or a saturated device); `held` and `failed` say what each means.
+    /// Ardour held the count it had to hold (twice before failing twice; rolls its engine lost to
+    /// the CPU not counted) and did not hold the count it had to fail (a dropout or a saturated
+    /// device); `held` and `failed` say what each means.
     fn assert_ardour_holds_and_drops(&self, held: &str, failed: &str) {
         let line = &self.line;
         assert!(
@@ -110,10 +116,27 @@ impl Check {
             "a prediction of {} tracks is no answer: {line}",
             self.number("predicted")
         );
+        let reason = |k: &str| self.fields.get(k).map(String::as_str).unwrap_or("");
+        // A roll Ardour's engine lost (behind the wall clock with no dropout and the device not
+        // saturated) is the CPU's, not the disk's: the harness repeats it, and where every roll
+        // was lost the machine could not judge the prediction, which is said as such.
+        assert!(
+            self.number("ardour_passed") >= 2 || self.number("ardour_failed") >= 2,
+            "Ardour's engine did not keep real time at {} tracks in enough rolls to judge the \
+             prediction (the CPU, not the disk: reasons {}): {line}",
+            self.number("hold_tracks"),
+            reason("hold_reasons")
+        );
         assert!(
             self.number("ardour_passed") >= 2,
-            "Ardour could not play {} tracks (twice out of three): {held}: {line}",
+            "Ardour could not play {} tracks (failed twice before it passed twice): {held}: {line}",
             self.number("hold_tracks")
+        );
+        assert!(
+            !reason("fail_reason").starts_with("engine:"),
+            "Ardour's engine did not keep real time at {} tracks (the CPU, not the disk), so the \
+             device was not shown to bind: {line}",
+            self.number("fail_tracks")
         );
         assert_eq!(
             self.number("fail_passed"),
@@ -126,8 +149,8 @@ impl Check {
 
 /// The prediction near Ardour's own maximum (issue 17), at the kernel's default read-ahead of
 /// 128 KiB, where BENCHMARKS.md measured ardour-medium's 24-bit answer at 1.00 of Ardour's
-/// (98 and 98): Ardour must hold 0.9 of the prediction (twice out of three) and must not hold
-/// 1.2 times it (a dropout, or the device saturated). So the prediction is within about
+/// (98 and 98): Ardour must hold 0.9 of the prediction (pass twice before failing twice) and
+/// must not hold 1.2 times it (a dropout, or the device saturated). So the prediction is within about
 /// 0.83-1.11 of what Ardour plays, which leaves room for Ardour's spread from trial to trial
 /// and for the search's; the table's [0.9, 1.05] is measured, not asserted.
 #[test]
