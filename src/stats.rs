@@ -116,6 +116,63 @@ pub struct LatencySummary {
     pub max_us: f64,
 }
 
+/// The longest stretch the calling thread waited on a run queue for a CPU, between two of its
+/// calls to [`CpuWait::sample`] (and the whole of such waiting): the kernel's per-thread
+/// `run_delay` (Linux, `/proc/thread-self/schedstat`, its second field), read through a file
+/// kept open. A thread that was ready to run and did not, because the CPUs were busy with
+/// something else, shows here; one that slept or waited for a device does not. Nothing is
+/// known elsewhere (`max_ns` stays None).
+pub struct CpuWait {
+    #[cfg(target_os = "linux")]
+    file: Option<std::fs::File>,
+    last_ns: Option<u64>,
+    /// The longest wait between two samples, in nanoseconds.
+    pub max_ns: Option<u64>,
+    /// All the waiting since the first sample, in nanoseconds.
+    pub total_ns: Option<u64>,
+}
+
+impl CpuWait {
+    /// For the calling thread (the file names it when opened).
+    pub fn of_this_thread() -> CpuWait {
+        let mut w = CpuWait {
+            #[cfg(target_os = "linux")]
+            file: std::fs::File::open("/proc/thread-self/schedstat").ok(),
+            last_ns: None,
+            max_ns: None,
+            total_ns: None,
+        };
+        w.last_ns = w.read();
+        w
+    }
+
+    #[cfg(target_os = "linux")]
+    fn read(&mut self) -> Option<u64> {
+        use std::os::unix::fs::FileExt;
+        let f = self.file.as_ref()?;
+        let mut buf = [0u8; 96];
+        let n = f.read_at(&mut buf, 0).ok()?;
+        let text = std::str::from_utf8(&buf[..n]).ok()?;
+        text.split_ascii_whitespace().nth(1)?.parse().ok()
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn read(&mut self) -> Option<u64> {
+        None
+    }
+
+    /// Books the waiting since the last sample.
+    pub fn sample(&mut self) {
+        let (Some(before), Some(now)) = (self.last_ns, self.read()) else {
+            return;
+        };
+        let waited = now.saturating_sub(before);
+        self.max_ns = Some(self.max_ns.unwrap_or(0).max(waited));
+        self.total_ns = Some(self.total_ns.unwrap_or(0) + waited);
+        self.last_ns = Some(now);
+    }
+}
+
 /// CPU time used by the calling thread so far (user + system), in seconds, from the thread's
 /// CPU clock (nanosecond resolution, unlike getrusage's tick-sampled split).
 #[cfg(unix)]
@@ -209,6 +266,68 @@ impl Spread {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_thread_kept_from_a_cpu_says_how_long() {
+        // Two threads pinned to one CPU: while one spins, the other, woken from a sleep, waits
+        // on the run queue for the spinner's slice. A sleep alone is not a wait for a CPU.
+        // The CPU this thread may run on first (a container's set need not hold CPU 0).
+        // SAFETY: a zeroed cpu_set_t is a valid empty set; the calls write inside it.
+        let cpu = unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set);
+            (0..libc::CPU_SETSIZE as usize).find(|&c| libc::CPU_ISSET(c, &set))
+        };
+        let Some(cpu) = cpu else { return };
+        let pin = move || {
+            // SAFETY: as above.
+            unsafe {
+                let mut set: libc::cpu_set_t = std::mem::zeroed();
+                libc::CPU_SET(cpu, &mut set);
+                assert_eq!(
+                    libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set),
+                    0
+                );
+            }
+        };
+        let asleep = std::thread::spawn(|| {
+            let mut w = CpuWait::of_this_thread();
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            w.sample();
+            w.max_ns
+        })
+        .join()
+        .unwrap();
+        assert!(asleep.is_some_and(|ns| ns < 20_000_000), "{asleep:?}");
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let spin = {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                pin();
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {}
+            })
+        };
+        let waited = std::thread::spawn(move || {
+            pin();
+            let mut w = CpuWait::of_this_thread();
+            for _ in 0..20 {
+                let t = std::time::Instant::now();
+                while t.elapsed() < std::time::Duration::from_millis(5) {}
+                w.sample();
+            }
+            (w.max_ns, w.total_ns)
+        })
+        .join()
+        .unwrap();
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        spin.join().unwrap();
+        let (max, total) = (waited.0.unwrap(), waited.1.unwrap());
+        assert!(max > 0 && total >= max, "{waited:?}");
+        // Sharing one CPU with a spinner for 20 turns of 5 ms of wall time, it waited for
+        // a good part of them.
+        assert!(total > 10_000_000, "{waited:?}");
+    }
 
     #[test]
     fn spread_of_runs() {

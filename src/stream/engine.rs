@@ -17,7 +17,7 @@ use crate::clock::Clock;
 use crate::control::{Control, ProgressUnit};
 use crate::error::{Error, Result};
 use crate::io::{Completion, IoBackend, Op, OpKind, completion_bytes};
-use crate::stats::{LatencyHist, thread_cpu_s};
+use crate::stats::{CpuWait, LatencyHist, thread_cpu_s};
 use crate::target::DeviceInfo;
 use std::fs::File;
 use std::path::PathBuf;
@@ -91,6 +91,8 @@ pub struct TickReport {
 /// (`real::RealTime`), or inline against a virtual one (`sim::Virtual`).
 pub trait Timing {
     type Clock: Clock;
+    /// Wall-clock time on real threads (a simulated run's threads' waits say nothing of it).
+    const REAL: bool = false;
     fn clock(&self) -> &Self::Clock;
     /// Plays `spec.ticks()` periods with `side` while `butler` runs (given the driver it waits
     /// on), and returns the side and what the tick measured.
@@ -133,6 +135,10 @@ pub struct EngineOut<T> {
     pub device_read_bytes: Option<u64>,
     /// CPU time of the butler's thread while the ticks played.
     pub butler_cpu_s: f64,
+    /// The longest the butler's thread, ready to run, waited for a CPU between two turns of
+    /// its loop, and all its waiting, in ms (real runs where the kernel says).
+    pub butler_cpu_wait_max_ms: Option<f64>,
+    pub butler_cpu_wait_ms: Option<f64>,
 }
 
 /// The butler: turns the planner's requests into backend operations on ring memory and books
@@ -407,7 +413,9 @@ impl<'a> LiveSampler<'a> {
 /// The butler's loop while the ticks play: plan and issue, then book a completion or, with
 /// nothing in flight, wait for the next tick (booked as idle: the device had time to spare).
 /// After a completion it plans again before anything else, so a request can follow at once.
+/// With `wait`, the thread's waits for a CPU are sampled at most every millisecond of its loop.
 /// Returns how long the run lasted.
+#[allow(clippy::too_many_arguments)]
 fn butler_loop(
     b: &mut Butler<'_>,
     tracks: &[Track],
@@ -416,10 +424,18 @@ fn butler_loop(
     clock: &dyn Clock,
     idle: &mut IdleLog,
     live: &mut LiveSampler<'_>,
+    mut wait: Option<&mut CpuWait>,
 ) -> Result<u64> {
     let t0 = clock.now_ns();
     b.t0 = t0;
+    let mut sampled = t0;
     while !driver.finished() {
+        if let Some(w) = wait.as_deref_mut()
+            && clock.now_ns().saturating_sub(sampled) >= 1_000_000
+        {
+            w.sample();
+            sampled = clock.now_ns();
+        }
         live.maybe(tracks, b, clock.now_ns() - t0);
         driver.step();
         side.poll(tracks, &mut b.planner, clock.now_ns() - t0);
@@ -435,6 +451,9 @@ fn butler_loop(
             idle.add(from - t0, clock.now_ns() - t0);
         }
         driver.advance(tracks);
+    }
+    if let Some(w) = wait {
+        w.sample();
     }
     Ok(clock.now_ns() - t0)
 }
@@ -538,9 +557,11 @@ pub fn run<Tm: Timing, T: TickSide>(
     let mut device_read_bytes = None;
     let mut played_bytes = 0;
     let mut butler_cpu_s = 0.0;
+    let mut cpu_wait = (None, None);
     let mut live = LiveSampler::new(spec, ctl);
     let ran = timing.run(spec, tracks, side, ctl, &mut |driver| {
         let cpu0 = thread_cpu_s();
+        let mut wait = Tm::REAL.then(CpuWait::of_this_thread);
         let r = butler_loop(
             &mut b,
             tracks,
@@ -549,8 +570,13 @@ pub fn run<Tm: Timing, T: TickSide>(
             clock,
             &mut idle,
             &mut live,
+            wait.as_mut(),
         );
         butler_cpu_s = thread_cpu_s() - cpu0;
+        if let Some(w) = wait {
+            let ms = |ns: Option<u64>| ns.map(|n| n as f64 / 1e6);
+            cpu_wait = (ms(w.max_ns), ms(w.total_ns));
+        }
         match r {
             Ok(ns) => {
                 ran_ns = ns;
@@ -598,6 +624,8 @@ pub fn run<Tm: Timing, T: TickSide>(
         played_bytes,
         device_read_bytes,
         butler_cpu_s,
+        butler_cpu_wait_max_ms: cpu_wait.0,
+        butler_cpu_wait_ms: cpu_wait.1,
     })
 }
 

@@ -487,6 +487,13 @@ pub struct StreamOutcome {
     pub realtime_note: Option<String>,
     pub tick_cpu_pct: f64,
     pub butler_cpu_pct: f64,
+    /// The longest the butler's thread, ready to run, waited for a CPU (ms; real runs on
+    /// Linux): a machine busy with other work, not the device, when it is long.
+    #[serde(default)]
+    pub butler_cpu_wait_max_ms: Option<f64>,
+    /// All the butler's waiting for a CPU while the ticks played (ms).
+    #[serde(default)]
+    pub butler_cpu_wait_ms: Option<f64>,
     pub ring_bytes_per_track: u64,
     pub ram_bytes: u64,
     /// Allocations the audio tick made inside its loop (when the program counts them).
@@ -928,6 +935,8 @@ pub(crate) fn outcome(
     if !simulated {
         out.tick_cpu_pct = 100.0 * e.tick.cpu_s / ran_s;
         out.butler_cpu_pct = 100.0 * e.butler_cpu_s / ran_s;
+        out.butler_cpu_wait_max_ms = e.butler_cpu_wait_max_ms;
+        out.butler_cpu_wait_ms = e.butler_cpu_wait_ms;
     }
     out.realtime_allocations = e.tick.allocations;
     out
@@ -1034,6 +1043,8 @@ pub(crate) fn assemble(
         realtime_note: None,
         tick_cpu_pct: 0.0,
         butler_cpu_pct: 0.0,
+        butler_cpu_wait_max_ms: None,
+        butler_cpu_wait_ms: None,
         ring_bytes_per_track: cap,
         ram_bytes: cap * u64::from(spec.tracks()),
         realtime_allocations: None,

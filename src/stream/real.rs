@@ -96,6 +96,7 @@ impl TickDriver for Threaded<'_> {
 
 impl Timing for RealTime {
     type Clock = RealClock;
+    const REAL: bool = true;
 
     fn clock(&self) -> &RealClock {
         &REAL_CLOCK

@@ -683,6 +683,13 @@ pub struct SamplerOutcome {
     pub realtime_note: Option<String>,
     pub tick_cpu_pct: f64,
     pub butler_cpu_pct: f64,
+    /// The longest the disk thread, ready to run, waited for a CPU, and all its waiting (ms;
+    /// real runs on Linux): notes dropped with no slow read and a long wait here were the
+    /// busy machine's, not the device's or the engine's.
+    #[serde(default)]
+    pub butler_cpu_wait_max_ms: Option<f64>,
+    #[serde(default)]
+    pub butler_cpu_wait_ms: Option<f64>,
     pub realtime_allocations: Option<u64>,
     pub peak_rss_bytes: Option<u64>,
     pub interrupted: bool,
@@ -1004,6 +1011,8 @@ fn play<Tm: super::engine::Timing>(
         } else {
             100.0 * e.butler_cpu_s / ran_s
         },
+        butler_cpu_wait_max_ms: e.butler_cpu_wait_max_ms,
+        butler_cpu_wait_ms: e.butler_cpu_wait_ms,
         realtime_allocations: e.tick.allocations,
         peak_rss_bytes: (!simulated).then(super::real::peak_rss_bytes).flatten(),
         interrupted: e.tick.interrupted,

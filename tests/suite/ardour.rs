@@ -20,7 +20,7 @@
 //!
 //! Needs root (loop devices, mounts, blkio) and Ardour; skipped with a line on stderr without
 //! them, failed instead where `TRACKBENCH_TEST_REQUIRE` names `ardour` (.ci/run installs it).
-//! Ignored by a plain `cargo test`: Ardour rolls in real time for eight to sixteen minutes,
+//! Ignored by a plain `cargo test`: Ardour rolls in real time for about fifteen minutes,
 //! longer than the rest of the suite together, so `.ci/run` runs these two as a step of their own
 //! (`cargo test --test suite ardour:: -- --ignored --test-threads=1`), as it runs the studio's
 //! under mpirun.

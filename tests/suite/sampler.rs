@@ -16,14 +16,17 @@ fn run_json(args: &[&str]) -> Value {
 #[test]
 fn a_real_sampler_run_streams_its_library_and_leaves_nothing() {
     // 24 voices live about 240 ms each (100 note-ons a second steal the oldest), so nearly every
-    // voice plays its first read: one read this virtual disk's host holds longer than the
-    // 213 ms preload drops notes, as it would in a real sampler. Such a run must say so (a
-    // read that outlasted the preload, a late first read); a clean pass must follow within
-    // three runs. So must a marginal run without a dropout: on a machine busy with other
-    // tests the disk thread (not real-time) can wait for a CPU while the voices play on, and
-    // the rings' trend says so (in CI, beside wine: rings drained from 93% to 40% in the last
-    // 160 ms, "draining", the butler idle 87%). A dropout with no slow read is the engine's
-    // fault and fails at once.
+    // voice plays its first read: reads this virtual disk's host holds for longer than the
+    // 213 ms preload drop notes, as they would in a real sampler. The disk thread reads one
+    // at a time, so a few held reads in a row do it too (in CI: 39 dropouts, no read over
+    // 82 ms, the p99.9 at 46 ms where the median is 0.3 ms). Such a run must say so (a read
+    // held for a quarter of the preload or more, or the disk thread kept from a CPU that
+    // long); a clean pass must follow within three runs. So must a marginal run without a
+    // dropout: on a machine busy with other tests the disk thread (not real-time) can wait
+    // for a CPU while the voices play on, and the rings' trend says so (in CI, beside wine:
+    // rings drained from 93% to 40% in the last 160 ms, "draining", the butler idle 87%). A
+    // dropout with every read quick and the disk thread on a CPU when it was ready is the
+    // engine's fault and fails at once.
     let mut runs = Vec::new();
     for _ in 0..3 {
         let t = tempfile::tempdir().unwrap();
@@ -50,18 +53,20 @@ fn a_real_sampler_run_streams_its_library_and_leaves_nothing() {
             runs.push(format!("marginal: {}", o["shortcoming"]));
             continue;
         }
-        let preload_us = o["preload_ms"].as_f64().unwrap() * 1e3;
-        let slowest_us = o["read_latency"]["max_us"].as_f64().unwrap();
+        let preload_ms = o["preload_ms"].as_f64().unwrap();
+        let slowest_ms = o["read_latency"]["max_us"].as_f64().unwrap() / 1e3;
+        let cpu_wait_ms = o["butler_cpu_wait_max_ms"]
+            .as_f64()
+            .expect("a real run on Linux says how long its disk thread waited for a CPU");
         assert!(
             o["verdict"] == "fail"
-                && slowest_us > preload_us
-                && o["late_first_reads"].as_u64().unwrap() > 0,
-            "failed without a read slower than the preload: {o}"
+                && (slowest_ms >= preload_ms / 4.0 || cpu_wait_ms >= preload_ms / 4.0),
+            "dropped notes with every read under a quarter of the {preload_ms:.0} ms preload \
+             and the disk thread never kept from a CPU that long: {o}"
         );
         runs.push(format!(
-            "{} dropouts, slowest read {:.0} ms",
-            o["dropouts"],
-            slowest_us / 1e3
+            "{} dropouts, slowest read {slowest_ms:.0} ms, longest wait for a CPU {cpu_wait_ms:.0} ms",
+            o["dropouts"]
         ));
     }
     panic!("no clean run in three: {runs:?}");
@@ -83,6 +88,10 @@ fn check_real_sampler_run(v: &Value) {
     assert!((o["preload_ms"].as_f64().unwrap() - 213.3).abs() < 0.1);
     assert!(o["first_read_slack_min_ms"].as_f64().unwrap() > 0.0);
     assert_eq!(o["realtime_allocations"], 0, "the tick allocated");
+    assert!(
+        o["butler_cpu_wait_max_ms"].as_f64().is_some(),
+        "how long the disk thread waited for a CPU: {o}"
+    );
     assert_eq!(v["session"]["format"]["channels"], 2, "samples are stereo");
 }
 
