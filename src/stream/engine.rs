@@ -430,13 +430,14 @@ fn butler_loop(
     b.t0 = t0;
     let mut sampled = t0;
     while !driver.finished() {
+        let now = clock.now_ns();
         if let Some(w) = wait.as_deref_mut()
-            && clock.now_ns().saturating_sub(sampled) >= 1_000_000
+            && now.saturating_sub(sampled) >= 1_000_000
         {
             w.sample();
-            sampled = clock.now_ns();
+            sampled = now;
         }
-        live.maybe(tracks, b, clock.now_ns() - t0);
+        live.maybe(tracks, b, now - t0);
         driver.step();
         side.poll(tracks, &mut b.planner, clock.now_ns() - t0);
         b.planner.tick_seen(driver.ticks_done());
