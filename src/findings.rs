@@ -108,6 +108,16 @@ pub enum Finding {
     LongLocate { locate_ms: f64 },
     /// The audio tick woke up late by more than half a period.
     LateTick { max_us: f64, period_us: f64 },
+    /// The butler's thread, ready to run, waited for a CPU long enough to matter against its
+    /// deadline (`budget_ms`: a ring's length for a track, the preload's for a sampler voice):
+    /// the machine was busy, and a run that did not pass (`failed`) may have failed on the CPU.
+    ButlerWaitedForCpu {
+        max_ms: f64,
+        total_ms: f64,
+        ran_s: f64,
+        budget_ms: f64,
+        failed: bool,
+    },
     /// Why a run did not pass.
     DidNotPass {
         shortcoming: Shortcoming,
@@ -285,6 +295,7 @@ impl Finding {
             | Finding::NotRealTime { .. }
             | Finding::LongLocate { .. }
             | Finding::LateTick { .. }
+            | Finding::ButlerWaitedForCpu { failed: true, .. }
             | Finding::DidNotPass { .. }
             | Finding::CacheAnsweredGuess
             | Finding::PageCacheSearchUnchecked { .. }
@@ -293,6 +304,28 @@ impl Finding {
             _ => false,
         }
     }
+}
+
+/// What the butler's wait for a CPU says, when it says anything: its longest wait a tenth of
+/// the deadline it works against (`budget_ms`), or its waits together 5% of the run. Below both
+/// the scheduler's ordinary slices (a few ms on a quiet machine, BENCHMARKS.md) say nothing.
+pub fn butler_cpu_wait(
+    max_ms: Option<f64>,
+    total_ms: Option<f64>,
+    ran_s: f64,
+    budget_ms: f64,
+    failed: bool,
+) -> Option<Finding> {
+    let (max_ms, total_ms) = (max_ms?, total_ms?);
+    (max_ms >= budget_ms / 10.0 || total_ms >= ran_s * 1000.0 * 0.05).then_some(
+        Finding::ButlerWaitedForCpu {
+            max_ms,
+            total_ms,
+            ran_s,
+            budget_ms,
+            failed,
+        },
+    )
 }
 
 /// Reads a section's findings: tagged objects, or the sentences older documents kept.
@@ -315,6 +348,25 @@ pub fn deserialize_findings<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Findi
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_butler_wait_for_a_cpu_is_told_only_when_it_matters_and_cautions_only_a_failure() {
+        // A quiet machine's slices: nothing to say.
+        assert!(butler_cpu_wait(Some(3.4), Some(4.8), 8.0, 213.0, true).is_none());
+        // No measurement (a simulated run, another platform): nothing.
+        assert!(butler_cpu_wait(None, None, 8.0, 213.0, true).is_none());
+        // Long waits in all (six spinning processes beside a sampler run): told, not a caution
+        // while the run passed.
+        let f = butler_cpu_wait(Some(6.9), Some(691.0), 8.0, 213.0, false).unwrap();
+        assert!(!f.is_caution());
+        // One wait a tenth of the deadline, in a run that failed: a caution.
+        let f = butler_cpu_wait(Some(25.0), Some(30.0), 8.0, 213.0, true).unwrap();
+        assert!(f.is_caution());
+        assert_eq!(
+            serde_json::to_value(&f).unwrap()["kind"],
+            "butler_waited_for_cpu"
+        );
+    }
 
     #[test]
     fn findings_are_tagged_objects_and_old_sentences_still_load() {

@@ -106,6 +106,8 @@ defs! {
     TICK_CPU_PCT: "tick_cpu_pct", "% of a core", "tick CPU %", PLAIN, Less;
     BUTLER_CPU_PCT: "butler_cpu_pct", "% of a core", "butler CPU %", PLAIN, Less;
     BUTLER_IDLE_PCT: "butler_idle_pct", "%", "butler idle %", PLAIN, More;
+    // The longest the butler's thread, ready to run, waited for a CPU (the kernel's run delay).
+    BUTLER_CPU_WAIT_MS_MAX: "butler_cpu_wait_ms_max", "ms", "butler CPU wait max ms", PLAIN, Less;
     RAM_BYTES: "ram_bytes", "bytes", "RAM", Size, Neither;
     PROBES: "probes", "runs", "probes", PLAIN, Neither;
     // Sampler.

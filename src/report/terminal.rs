@@ -69,6 +69,7 @@ pub(crate) fn columns(workload: &str) -> &'static [&'static Def] {
             &m::RAM_BYTES,
             &m::TICK_CPU_PCT,
             &m::BUTLER_CPU_PCT,
+            &m::BUTLER_CPU_WAIT_MS_MAX,
         ],
         "sampler" => &[
             &m::VOICES,
@@ -87,6 +88,7 @@ pub(crate) fn columns(workload: &str) -> &'static [&'static Def] {
             &m::TICK_LATE_US_MAX,
             &m::TICK_CPU_PCT,
             &m::BUTLER_CPU_PCT,
+            &m::BUTLER_CPU_WAIT_MS_MAX,
         ],
         "bounce" => &[&m::STAGE_S, &m::RATE_MB_PER_S, &m::X_REAL_TIME, &m::CPU_PCT],
         "load" => &[

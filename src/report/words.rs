@@ -190,6 +190,20 @@ pub fn words(f: &Finding) -> String {
         Finding::LateTick { max_us, period_us } => format!(
             "the audio tick woke up to {max_us:.0} µs late (period {period_us:.0} µs): scheduling trouble on this machine, not the disk"
         ),
+        Finding::ButlerWaitedForCpu {
+            max_ms,
+            total_ms,
+            ran_s,
+            budget_ms,
+            failed,
+        } => format!(
+            "the butler's thread, ready to read, waited up to {max_ms:.0} ms for a CPU ({total_ms:.0} ms in all over {ran_s:.1} s; what it keeps buffered ahead lasts {budget_ms:.0} ms): the machine was busy{}",
+            if *failed {
+                ", so the run may have failed on the CPU, not the disk: run it again on a quiet machine"
+            } else {
+                ", and the run passed anyway"
+            }
+        ),
         Finding::DidNotPass {
             shortcoming: s,
             first_xrun_ms,

@@ -369,6 +369,9 @@ fn outcome_metrics(o: &SamplerOutcome) -> Vec<Metric> {
     if let Some(i) = o.butler_idle_pct {
         v.push(metric(&m::BUTLER_IDLE_PCT, i));
     }
+    if let Some(w) = o.butler_cpu_wait_max_ms {
+        v.push(metric(&m::BUTLER_CPU_WAIT_MS_MAX, w));
+    }
     if let Some(l) = &o.read_latency {
         v.push(metric(&m::READ_LATENCY_US_P99, l.p99_us));
     }
@@ -397,6 +400,13 @@ fn run_findings(o: &SamplerOutcome, period_us: f64) -> Vec<Finding> {
             period_us,
         });
     }
+    f.extend(crate::findings::butler_cpu_wait(
+        o.butler_cpu_wait_max_ms,
+        o.butler_cpu_wait_ms,
+        o.ran_ms / 1000.0,
+        o.preload_ms,
+        o.shortcoming.is_some(),
+    ));
     match o.shortcoming {
         Some(sc) => f.push(Finding::DidNotPass {
             shortcoming: sc,

@@ -545,6 +545,9 @@ fn outcome_metrics(o: &StreamOutcome) -> Vec<Metric> {
     if let Some(i) = o.butler_idle_pct {
         m.push(metric(&m::BUTLER_IDLE_PCT, i));
     }
+    if let Some(w) = o.butler_cpu_wait_max_ms {
+        m.push(metric(&m::BUTLER_CPU_WAIT_MS_MAX, w));
+    }
     if let Some(a) = o.read_amplification() {
         m.push(metric(&m::READ_AMPLIFICATION, a));
     }
@@ -586,6 +589,13 @@ fn run_findings(spec: &StreamSpec, o: &StreamOutcome) -> Vec<Finding> {
             });
         }
     }
+    f.extend(crate::findings::butler_cpu_wait(
+        o.butler_cpu_wait_max_ms,
+        o.butler_cpu_wait_ms,
+        o.ran_ms / 1000.0,
+        spec.ring_s() * 1000.0,
+        o.shortcoming.is_some(),
+    ));
     if let Some(sc) = o.shortcoming {
         f.push(Finding::DidNotPass {
             shortcoming: sc,
