@@ -255,6 +255,18 @@ impl RingMemory {
     /// ones on every CPU at once: first-touching gigabytes is the slow part of starting a large
     /// run on a virtual machine, and it is work the CPUs can share.
     pub fn reserve(&mut self, count: usize, len: usize) -> crate::error::Result<()> {
+        self.reserve_unless(count, len, &|| false)
+    }
+
+    /// `reserve`, stopping (with what was made kept spare) once `stop` says so: run beside a
+    /// run's file layout, it must not hold up an interrupted or failed run for the seconds
+    /// touching gigabytes takes.
+    pub fn reserve_unless(
+        &mut self,
+        count: usize,
+        len: usize,
+        stop: &(dyn Fn() -> bool + Sync),
+    ) -> crate::error::Result<()> {
         self.spare.retain(|b| b.len() == len);
         let missing = count.saturating_sub(self.spare.len());
         if missing == 0 {
@@ -270,6 +282,7 @@ impl RingMemory {
                     let n = per.min(missing - (i * per).min(missing));
                     s.spawn(move || {
                         (0..n)
+                            .take_while(|_| !stop())
                             .map(|_| AlignedBuf::try_new(len))
                             .collect::<crate::error::Result<Vec<_>>>()
                     })
@@ -339,6 +352,8 @@ mod tests {
         m.reserve(3, 8192).unwrap();
         assert_eq!(m.spare_bytes(), 5 * 8192);
         m.reserve(2, 4096).unwrap();
+        // A cancelled reservation stops, and keeps what it made.
+        m.reserve_unless(9, 4096, &|| true).unwrap();
         assert_eq!(m.spare_bytes(), 2 * 4096);
     }
 

@@ -19,11 +19,12 @@ use crate::io::{self, OpKind, OpenMode};
 use crate::metrics as m;
 use crate::result::{Detail, Metric, RunRow, Section, metric};
 use crate::stream::real::StreamFile;
-use crate::stream::ring::RingMemory;
+use crate::stream::ring::{Ring, RingMemory};
 use crate::stream::sim::{DeviceModel, simulate_watched};
 use crate::stream::{ButlerMode, Policy, StreamOutcome, StreamSpec, min_run_s, real};
 use crate::units::fmt_size;
 use serde::Serialize;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 /// Which streaming workload.
@@ -126,16 +127,33 @@ impl Streaming {
             rings_bytes,
             "fewer tracks or smaller rings (--buffer, --chunk)",
         )?;
+        let cancel = env.ctl.cancel;
         let (dd, ctl) = env.data_dir(&what)?;
-        let (play, _) = dataset::ensure_wavs(
-            dd,
-            "play",
-            spec.play_tracks as usize,
-            &spec.format,
-            play_len,
-            !direct,
-            ctl,
-        )?;
+        // The rings are allocated and first touched (seconds of CPU for thousands of tracks on
+        // a virtual machine) while the files are laid out (waiting on the device): the two
+        // passes overlap instead of following one another.
+        let ring_len = Ring::capacity_for_bytes(spec.ring_bytes(), spec.ring_slot_bytes());
+        let failed = std::sync::atomic::AtomicBool::new(false);
+        let stop = || failed.load(Ordering::Relaxed) || cancel.load(Ordering::Relaxed);
+        let (laid, reserved) = std::thread::scope(|s| {
+            let r =
+                s.spawn(|| rings.reserve_unless(spec.tracks() as usize, ring_len as usize, &stop));
+            let laid = dataset::ensure_wavs(
+                dd,
+                "play",
+                spec.play_tracks as usize,
+                &spec.format,
+                play_len,
+                !direct,
+                ctl,
+            );
+            if laid.is_err() {
+                failed.store(true, Ordering::Relaxed);
+            }
+            (laid, r.join())
+        });
+        let (play, _) = laid?;
+        reserved.unwrap_or_else(|p| std::panic::resume_unwind(p))?;
         if !direct {
             // Start from a cold page cache, as a session opened after a while would: what was
             // just laid out (or read by an earlier probe) is written back and dropped.
