@@ -110,7 +110,8 @@ pub enum Finding {
     LateTick { max_us: f64, period_us: f64 },
     /// The butler's thread, ready to run, waited for a CPU long enough to matter against its
     /// deadline (`budget_ms`: a ring's length for a track, the preload's for a sampler voice):
-    /// the machine was busy, and a run that did not pass (`failed`) may have failed on the CPU.
+    /// the machine was busy, and a run that failed (`failed`: not one that ended too soon to
+    /// tell) may have failed on the CPU.
     ButlerWaitedForCpu {
         max_ms: f64,
         total_ms: f64,
@@ -366,6 +367,14 @@ mod tests {
             serde_json::to_value(&f).unwrap()["kind"],
             "butler_waited_for_cpu"
         );
+        // A run that ended too soon to tell did not fail: no caution, no "run it again".
+        use crate::stream::Shortcoming;
+        let too_short = Shortcoming::TooShort {
+            ran_s: 4.0,
+            needed_s: 12.7,
+        };
+        assert!(!too_short.is_failure());
+        assert!(Shortcoming::Xruns { count: 1 }.is_failure());
     }
 
     #[test]

@@ -404,6 +404,13 @@ pub enum Shortcoming {
     LateFirstRead { slack_ms: f64, needed_ms: f64 },
 }
 
+impl Shortcoming {
+    /// Whether the run failed, rather than ending too soon to tell.
+    pub fn is_failure(&self) -> bool {
+        !matches!(self, Shortcoming::TooShort { .. })
+    }
+}
+
 /// What one track went through.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TrackReport {

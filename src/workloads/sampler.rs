@@ -405,7 +405,7 @@ fn run_findings(o: &SamplerOutcome, period_us: f64) -> Vec<Finding> {
         o.butler_cpu_wait_ms,
         o.ran_ms / 1000.0,
         o.preload_ms,
-        o.shortcoming.is_some(),
+        o.shortcoming.is_some_and(|s| s.is_failure()),
     ));
     match o.shortcoming {
         Some(sc) => f.push(Finding::DidNotPass {

@@ -612,7 +612,7 @@ fn run_findings(spec: &StreamSpec, o: &StreamOutcome) -> Vec<Finding> {
         o.butler_cpu_wait_ms,
         o.ran_ms / 1000.0,
         spec.ring_s() * 1000.0,
-        o.shortcoming.is_some(),
+        o.shortcoming.is_some_and(|s| s.is_failure()),
     ));
     if let Some(sc) = o.shortcoming {
         f.push(Finding::DidNotPass {
