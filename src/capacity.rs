@@ -850,6 +850,8 @@ mod tests {
             idle_pct: Some(idle),
             ground_idle_pct: Some(idle),
             spare_min_pct: 2.0,
+            buffered_shortfall_pct: None,
+            buffered_noise_pct: 0.0,
         };
         let verdict = match capacity.shortcoming() {
             Some(_) if own == Verdict::Pass => Verdict::Marginal,

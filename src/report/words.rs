@@ -61,6 +61,12 @@ fn shortcoming(s: &Shortcoming, first_xrun_ms: Option<f64>, margin_in_s: Option<
         } => format!(
             "the rings lost ground (the butler brought {shortfall_pct:.2}% less than the streams used, beyond the trend's noise) and the butler was idle only {idle_pct:.1}% of the time (spare capacity needs the rings holding their level or {ample_pct:.0}% idle): a device that lends time after each gap looks idle while it falls behind, so this count is not proven"
         ),
+        Shortcoming::DeviceBehind {
+            shortfall_pct,
+            noise_pct,
+        } => format!(
+            "the device read {shortfall_pct:.2}% less than the tracks played (the trend's noise: {noise_pct:.2}%): through the page cache the rings stayed full from what the kernel had read ahead, and that lead was being eaten, so this count is not sustained however long the rings last"
+        ),
         Shortcoming::Dropouts { count, notes } => format!(
             "{count} dropout(s) in {notes} note(s): a voice's stream was not in its ring when the voice needed it{}",
             first_xrun_ms.map_or(String::new(), |t| format!(

@@ -12,7 +12,7 @@
 use super::butler::{Planner, Request};
 use super::telemetry::IdleLog;
 use super::tick::Tick;
-use super::{Direction, StreamSpec, Track, stagger};
+use super::{Direction, FillPoint, StreamSpec, Track, stagger};
 use crate::clock::Clock;
 use crate::control::{Control, ProgressUnit};
 use crate::error::{Error, Result};
@@ -21,6 +21,7 @@ use crate::stats::{CpuWait, LatencyHist, thread_cpu_s};
 use crate::target::DeviceInfo;
 use std::fs::File;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// What the audio tick does each period. Nothing in it may allocate, lock or block.
 pub trait TickSide: Send {
@@ -133,6 +134,14 @@ pub struct EngineOut<T> {
     pub played_bytes: u64,
     /// Bytes the target's block device read during the run, from its counters.
     pub device_read_bytes: Option<u64>,
+    /// Through the page cache, on a device whose counters are known: what the streams hold
+    /// in their rings and in the kernel's read-ahead together, over time (see
+    /// [`sample_buffered`]). Empty otherwise.
+    pub buffered: Vec<FillPoint>,
+    /// The rhythm of that series, in seconds of audio: the kernel reads ahead in windows as
+    /// large as the locate's first read (a ring) or the device's read-ahead, and a file's
+    /// lead rises and falls by one window as they land.
+    pub buffered_cycle_s: f64,
     /// CPU time of the butler's thread while the ticks played.
     pub butler_cpu_s: f64,
     /// The longest the butler's thread, ready to run, waited for a CPU between two turns of
@@ -459,6 +468,83 @@ fn butler_loop(
     Ok(clock.now_ns() - t0)
 }
 
+/// How often [`sample_buffered`] reads the device's counters.
+const BUFFERED_STEP_NS: u64 = 50_000_000;
+
+/// What the playback streams hold in their rings and in the page cache together, over the run:
+/// what the device read less what the tracks played, as a share of the rings (100% at the
+/// start, so the series reads like the rings' mean fill and takes the same trend). Through the
+/// page cache the butler's reads are served from what the kernel read ahead, so the rings stay
+/// full while a device that cannot keep up has its lead eaten: ardour-small's float tracks
+/// confirmed 111 on a device capped at 21 MB/s, which carries 109.4 of them. Read every
+/// `BUFFERED_STEP_NS` by a thread of its own until `stop` (the butler blocks in reads for up to
+/// a second). Other readers of the device count as the tracks' (the counters are the device's).
+fn sample_buffered(
+    spec: &StreamSpec,
+    device: &DeviceInfo,
+    tracks: &[Track],
+    stop: &AtomicBool,
+) -> Vec<FillPoint> {
+    let played = || -> u64 {
+        tracks
+            .iter()
+            .filter(|t| t.dir == Direction::Play)
+            .map(|t| t.ring.consumed())
+            .sum()
+    };
+    let rings = (u64::from(spec.play_tracks) * spec.ring_bytes()).max(1) as f64;
+    let steps = spec.duration_ns / BUFFERED_STEP_NS + 2;
+    let mut points = Vec::with_capacity(steps as usize);
+    let t0 = crate::platform::monotonic_ns();
+    let (Some(read0), played0) = (device.bytes_read(), played()) else {
+        return points;
+    };
+    let mut next = t0;
+    while !stop.load(Ordering::Relaxed) && (points.len() as u64) < steps {
+        next += BUFFERED_STEP_NS;
+        crate::platform::sleep_until(next);
+        let Some(read) = device.bytes_read() else {
+            break;
+        };
+        let now = crate::platform::monotonic_ns();
+        let lead = read as f64 - read0 as f64 - (played() - played0) as f64;
+        let pct = 100.0 * (1.0 + lead / rings);
+        points.push(FillPoint {
+            t_ms: (now - t0) as f64 / 1e6,
+            worst_pct: pct,
+            mean_pct: pct,
+        });
+    }
+    points
+}
+
+/// Reads every playback file's header through the page cache, as a program does when it opens
+/// a file to play it (libsndfile's `sf_open` parses the header from byte 0 before a single
+/// sample is read). The kernel's read-ahead takes note: a file whose first page was read is a
+/// stream from its start, so the audio's first read is read ahead of as a sequential one,
+/// where a first read at the audio's page with nothing before it cached is taken for a random
+/// read and read as asked. That head start is part of what the program gets: on a device
+/// capped at 21 MB/s, ardour-small's 85 float tracks ran dry as their first rings ran out
+/// (5.33 s in, the butler idle 60%) without it, and passed with the butler idle 65-71% with it,
+/// as Ardour plays 95-104 there.
+fn read_headers(tracks: &[Track], open: &[&File], names: &[PathBuf]) -> Result<()> {
+    use crate::platform::FileAt;
+    let mut header = [0u8; 4096];
+    for (i, t) in tracks.iter().enumerate() {
+        let (Direction::Play, Some(f)) = (t.dir, open.get(i)) else {
+            continue;
+        };
+        let len = t.data_start().min(header.len() as u64) as usize;
+        f.read_exact_at(&mut header[..len], 0).map_err(|e| {
+            let name = names
+                .get(i)
+                .map_or_else(String::new, |p| p.display().to_string());
+            Error::io(format!("cannot read the header of {name}"), e)
+        })?;
+    }
+    Ok(())
+}
+
 /// What a quick locate leaves of each playback ring to the program's own reads: enough for the
 /// kernel's read-ahead window to grow from its first size to the device's read-ahead (each
 /// window at most doubles the last, so twice the read-ahead), and at least one of the
@@ -503,6 +589,9 @@ pub fn run<Tm: Timing, T: TickSide>(
         ProgressUnit::Bytes,
     );
     let mut b = Butler::new(&spec.policy, tracks.len(), backend, files);
+    if let Some(open) = files.drop_behind {
+        read_headers(tracks, open, files.names)?;
+    }
     match locate {
         Some(l) if spec.play_tracks > 0 => {
             // Through the page cache, what the locate's reads leave in the kernel's read-ahead
@@ -560,47 +649,65 @@ pub fn run<Tm: Timing, T: TickSide>(
     let mut butler_cpu_s = 0.0;
     let mut cpu_wait = (None, None);
     let mut live = LiveSampler::new(spec, ctl);
-    let ran = timing.run(spec, tracks, side, ctl, &mut |driver| {
-        let cpu0 = thread_cpu_s();
-        let mut wait = Tm::REAL.then(CpuWait::of_this_thread);
-        let r = butler_loop(
-            &mut b,
-            tracks,
-            butler_side,
-            driver,
-            clock,
-            &mut idle,
-            &mut live,
-            wait.as_mut(),
-        );
-        butler_cpu_s = thread_cpu_s() - cpu0;
-        if let Some(w) = wait {
-            let ms = |ns: Option<u64>| ns.map(|n| n as f64 / 1e6);
-            cpu_wait = (ms(w.max_ns), ms(w.total_ns));
-        }
-        match r {
-            Ok(ns) => {
-                ran_ns = ns;
-                device_read_bytes = device
-                    .and_then(|d| d.bytes_read())
-                    .zip(device0)
-                    .map(|(now, before)| now.saturating_sub(before));
-                played_bytes = played() - played0;
-                Ok(())
-            }
-            Err(e) => {
-                driver.abort();
-                Err(e)
-            }
-        }
+    // Through the page cache the rings can stay full while the device falls behind: the
+    // butler's reads are served from what the kernel read ahead, and that lead is eaten
+    // instead. A thread beside the butler follows both together on the device's counters.
+    let buffered_device =
+        device.filter(|d| Tm::REAL && files.drop_behind.is_some() && d.bytes_read().is_some());
+    let stop_sampling = AtomicBool::new(false);
+    let mut buffered = Vec::new();
+    let rate = spec.format.bytes_per_second().max(1) as f64;
+    let buffered_cycle_s = buffered_device.map_or(0.0, |d| {
+        spec.ring_bytes().max(d.read_ahead_bytes().unwrap_or(0)) as f64 / rate
     });
-    let (side, tick) = match ran {
-        Ok(r) => r,
-        Err(e) => {
-            let _ = b.drain(tracks, clock);
-            return Err(e);
+    let (side, tick) = std::thread::scope(|s| {
+        let sampler = buffered_device.map(|d| {
+            let stop = &stop_sampling;
+            s.spawn(move || sample_buffered(spec, d, tracks, stop))
+        });
+        let ran = timing.run(spec, tracks, side, ctl, &mut |driver| {
+            let cpu0 = thread_cpu_s();
+            let mut wait = Tm::REAL.then(CpuWait::of_this_thread);
+            let r = butler_loop(
+                &mut b,
+                tracks,
+                butler_side,
+                driver,
+                clock,
+                &mut idle,
+                &mut live,
+                wait.as_mut(),
+            );
+            butler_cpu_s = thread_cpu_s() - cpu0;
+            if let Some(w) = wait {
+                let ms = |ns: Option<u64>| ns.map(|n| n as f64 / 1e6);
+                cpu_wait = (ms(w.max_ns), ms(w.total_ns));
+            }
+            match r {
+                Ok(ns) => {
+                    ran_ns = ns;
+                    device_read_bytes = device
+                        .and_then(|d| d.bytes_read())
+                        .zip(device0)
+                        .map(|(now, before)| now.saturating_sub(before));
+                    played_bytes = played() - played0;
+                    Ok(())
+                }
+                Err(e) => {
+                    driver.abort();
+                    Err(e)
+                }
+            }
+        });
+        stop_sampling.store(true, Ordering::Relaxed);
+        if let Some(h) = sampler {
+            buffered = h.join().unwrap_or_default();
         }
-    };
+        ran
+    })
+    .inspect_err(|_| {
+        let _ = b.drain(tracks, clock);
+    })?;
     // Finish what is in flight, then write out what the capture rings still hold.
     b.drain(tracks, clock)?;
     if spec.record_tracks > 0 {
@@ -624,6 +731,8 @@ pub fn run<Tm: Timing, T: TickSide>(
         written_bytes: b.written_bytes,
         played_bytes,
         device_read_bytes,
+        buffered,
+        buffered_cycle_s,
         butler_cpu_s,
         butler_cpu_wait_max_ms: cpu_wait.0,
         butler_cpu_wait_ms: cpu_wait.1,

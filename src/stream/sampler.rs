@@ -767,6 +767,8 @@ fn evidence(
         idle_pct: idle.map(|i| i.whole_pct),
         ground_idle_pct: idle.map(|i| i.whole_pct.min(i.late_pct)),
         spare_min_pct: super::spare_min_pct(simulated),
+        buffered_shortfall_pct: None,
+        buffered_noise_pct: 0.0,
     }
 }
 

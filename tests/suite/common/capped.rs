@@ -156,6 +156,14 @@ impl Capped {
     pub fn loop_dev(&self) -> &str {
         &self.loop_dev
     }
+
+    /// Sets the loop device's read-ahead (this VM gives loop devices 2560 KiB; most disks get
+    /// the kernel's 128 KiB). A file takes the device's read-ahead when it is opened.
+    pub fn set_read_ahead_kb(&self, kb: u32) {
+        let name = self.loop_dev.trim_start_matches("/dev/");
+        let knob = format!("/sys/block/{name}/queue/read_ahead_kb");
+        std::fs::write(&knob, format!("{kb}\n")).unwrap_or_else(|e| panic!("{knob}: {e}"));
+    }
 }
 
 /// Waits up to `secs` for `done`, checking every 50 ms.
