@@ -468,6 +468,15 @@ fn butler_loop(
     Ok(clock.now_ns() - t0)
 }
 
+/// What the playback tracks have played so far, in bytes.
+fn played_bytes_of(tracks: &[Track]) -> u64 {
+    tracks
+        .iter()
+        .filter(|t| t.dir == Direction::Play)
+        .map(|t| t.ring.consumed())
+        .sum()
+}
+
 /// How often [`sample_buffered`] reads the device's counters.
 const BUFFERED_STEP_NS: u64 = 50_000_000;
 
@@ -485,13 +494,7 @@ fn sample_buffered(
     tracks: &[Track],
     stop: &AtomicBool,
 ) -> Vec<FillPoint> {
-    let played = || -> u64 {
-        tracks
-            .iter()
-            .filter(|t| t.dir == Direction::Play)
-            .map(|t| t.ring.consumed())
-            .sum()
-    };
+    let played = || played_bytes_of(tracks);
     let rings = (u64::from(spec.play_tracks) * spec.ring_bytes()).max(1) as f64;
     let steps = spec.duration_ns / BUFFERED_STEP_NS + 2;
     let mut points = Vec::with_capacity(steps as usize);
@@ -633,13 +636,7 @@ pub fn run<Tm: Timing, T: TickSide>(
     b.read_lat = LatencyHist::default();
     stagger(spec, tracks);
     b.planner.invalidate();
-    let played = || -> u64 {
-        tracks
-            .iter()
-            .filter(|t| t.dir == Direction::Play)
-            .map(|t| t.ring.consumed())
-            .sum()
-    };
+    let played = || played_bytes_of(tracks);
     let played0 = played();
     let device0 = device.and_then(|d| d.bytes_read());
     let mut idle = IdleLog::new(spec.ticks() * spec.period_ns());
