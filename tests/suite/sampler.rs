@@ -21,14 +21,16 @@ fn a_real_sampler_run_streams_its_library_and_leaves_nothing() {
     // at a time, so a few held reads in a row do it too (in CI: 39 dropouts, no read over
     // 82 ms, the p99.9 at 46 ms where the median is 0.3 ms). Such a run must say so (a read
     // held for a quarter of the preload or more, or the disk thread kept from a CPU that
-    // long); a clean pass must follow within three runs. So must a marginal run without a
+    // long); a clean pass must follow within five runs. So must a marginal run without a
     // dropout: on a machine busy with other tests the disk thread (not real-time) can wait
     // for a CPU while the voices play on, and the rings' trend says so (in CI, beside wine:
     // rings drained from 93% to 40% in the last 160 ms, "draining", the butler idle 87%). A
     // dropout with every read quick and the disk thread on a CPU when it was ready is the
-    // engine's fault and fails at once.
+    // engine's fault and fails at once. Five runs at most: beside the Windows tests under wine,
+    // three in a row once came out marginal without a dropout (draining 8.5%, a first read
+    // 0.56 ms inside its margin, a ring at 17% of 20%).
     let mut runs = Vec::new();
-    for _ in 0..3 {
+    for _ in 0..5 {
         let t = tempfile::tempdir().unwrap();
         let d = t.path().to_str().unwrap();
         let v = run_json(&[
@@ -69,7 +71,7 @@ fn a_real_sampler_run_streams_its_library_and_leaves_nothing() {
             o["dropouts"]
         ));
     }
-    panic!("no clean run in three: {runs:?}");
+    panic!("no clean run in five: {runs:?}");
 }
 
 fn check_real_sampler_run(v: &Value) {
