@@ -299,8 +299,10 @@ fn a_page_cache_profile_opens_its_files_as_its_program_does() {
     // The head start can hide a device that cannot keep up from the rings: 111 tracks, 1.5%
     // over what the cap carries, kept their rings above 20% for 34 s from what the kernel
     // had read ahead, while the device's own counters showed the lead being eaten (1.59% of
-    // the demand, noise 0.16%). 112 tracks for 30 s: not a pass, and the device's shortfall
-    // measured near what the cap says (2.4%).
+    // the demand, noise 0.16%). 112 tracks for 30 s: not a pass; where the rings held (here,
+    // worst 14.5%), the device's shortfall is measured near what the cap says (2.4%). On a
+    // busier machine (CI, beside wine) the rings ran dry instead, from 10.6 s: a failure, and
+    // then the trend against what played (less than the demand) says nothing.
     let v = c.run(&[
         "play",
         "--tracks",
@@ -315,8 +317,11 @@ fn a_page_cache_profile_opens_its_files_as_its_program_does() {
     ]);
     let d = &v["sections"][0]["detail"];
     assert_ne!(d["verdict"], "pass", "{}", what(d));
-    let behind = d["buffered_sustain"]["shortfall_pct"].as_f64();
-    assert!(behind.is_some_and(|s| s > 1.0), "{}", what(d));
+    if d["underruns"] == 0 {
+        let behind = d["buffered_sustain"]["shortfall_pct"].as_f64();
+        assert!(behind.is_some_and(|s| s > 1.0), "{}", what(d));
+        assert_eq!(d["shortcoming"]["kind"], "device_behind", "{}", what(d));
+    }
 }
 
 /// Sampler voices on the capped device: the most voices with no dropout stay within what the
