@@ -320,7 +320,6 @@ fn a_page_cache_profile_opens_its_files_as_its_program_does() {
     if d["underruns"] == 0 {
         let behind = d["buffered_sustain"]["shortfall_pct"].as_f64();
         assert!(behind.is_some_and(|s| s > 1.0), "{}", what(d));
-        assert_eq!(d["shortcoming"]["kind"], "device_behind", "{}", what(d));
     }
 }
 
