@@ -852,6 +852,7 @@ mod tests {
             spare_min_pct: 2.0,
             buffered_shortfall_pct: None,
             buffered_noise_pct: 0.0,
+            draining_sigmas: 0.0,
         };
         let verdict = match capacity.shortcoming() {
             Some(_) if own == Verdict::Pass => Verdict::Marginal,

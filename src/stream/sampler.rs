@@ -769,6 +769,7 @@ fn evidence(
         spare_min_pct: super::spare_min_pct(simulated),
         buffered_shortfall_pct: None,
         buffered_noise_pct: 0.0,
+        draining_sigmas: 0.0,
     }
 }
 
