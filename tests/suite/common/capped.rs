@@ -159,6 +159,16 @@ impl Capped {
 
     /// Sets the loop device's read-ahead (this VM gives loop devices 2560 KiB; most disks get
     /// the kernel's 128 KiB). A file takes the device's read-ahead when it is opened.
+    /// Caps the device's reads at `iops` a second as well (`blkio.throttle.read_iops_device`).
+    pub fn set_read_iops(&self, iops: u32) {
+        let name = self.loop_dev.trim_start_matches("/dev/");
+        let majmin = std::fs::read_to_string(format!("/sys/block/{name}/dev"))
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let knob = self.cgroup.join("blkio.throttle.read_iops_device");
+        std::fs::write(&knob, format!("{} {iops}", majmin.trim()))
+            .unwrap_or_else(|e| panic!("{}: {e}", knob.display()));
+    }
+
     pub fn set_read_ahead_kb(&self, kb: u32) {
         let name = self.loop_dev.trim_start_matches("/dev/");
         let knob = format!("/sys/block/{name}/queue/read_ahead_kb");
