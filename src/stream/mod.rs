@@ -933,9 +933,10 @@ pub const BUFFERED_SIGMAS: f64 = 3.0;
 /// well as `SHORTFALL_LIMIT_PCT`, for its rings to count as draining. There the kernel's
 /// read-ahead serves a whole wave of refills at once, the tracks refill in phase, and a probe's
 /// 7 s trend carries the wave's phase: on a device capped at 100 I/Os a second (128 KiB
-/// read-ahead, its I/Os 384 KiB, about 200 float tracks' worth), 110 ardour-small tracks for a
-/// probe's 12.4 s lost 2.42%, 4.59% and 1.39% of the demand, with standard errors of 1.22%, 1.62%
-/// and 2.33%, while the butler was idle 79-99.7% and 30 s of the same lost 0.11% (0.16%). A
+/// read-ahead, its I/Os 384 KiB, about 200 float tracks' worth), 60 ardour-small float tracks
+/// for a probe's 12.4 s lost 2.42% of the demand with a standard error of 1.22% (twice; the
+/// butler idle 99.8%), 110 tracks 4.59% (1.62%) and 1.39% (2.33%), idle 79-92%, and 30 s of
+/// 110 lost 0.11% (0.16%). A
 /// device that cannot carry the count drains the rings steadily, outside that noise; near its
 /// bound, where the rings' trend cannot tell, the device's own (`DeviceBehind`) judges the runs
 /// long enough for it, a search's confirmations among them.

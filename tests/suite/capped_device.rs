@@ -328,7 +328,7 @@ fn a_page_cache_profile_opens_its_files_as_its_program_does() {
 /// its reads 384 KiB, about 200 float tracks' worth), 60 ardour-small tracks for a probe's 12.4 s
 /// "lost" 2.42% of the demand with a standard error of 1.22% while the butler was idle 99.8%,
 /// which the 2% draining rule alone called marginal (and a search answered 99-102 where Ardour
-/// plays 173). A drain there counts only beyond three standard errors too.
+/// played 225 on the same fixture). A drain there counts only beyond three standard errors too.
 #[test]
 fn a_page_cache_probe_is_not_called_draining_by_its_refill_wave() {
     let Some(c) = fixture(None, None) else {

@@ -75,8 +75,6 @@ impl Capped {
         sh("mkfs.ext4", &["-q", "-F", &c.loop_dev])?;
         std::fs::create_dir(&c.mnt).map_err(|e| e.to_string())?;
         sh("mount", &[&c.loop_dev, c.mnt.to_str().unwrap()])?;
-        let majmin = std::fs::read_to_string(format!("/sys/block/{name}/dev"))
-            .map_err(|e| format!("{name}: {e}"))?;
         std::fs::create_dir(&c.cgroup)
             .map_err(|e| format!("cannot create {}: {e}", c.cgroup.display()))?;
         for (file, bps) in [
@@ -84,8 +82,7 @@ impl Capped {
             ("blkio.throttle.write_bps_device", write_bps),
         ] {
             if let Some(b) = bps {
-                std::fs::write(c.cgroup.join(file), format!("{} {b}", majmin.trim()))
-                    .map_err(|e| format!("{file}: {e}"))?;
+                c.throttle(file, b)?;
             }
         }
         Ok(c)
@@ -157,18 +154,23 @@ impl Capped {
         &self.loop_dev
     }
 
-    /// Sets the loop device's read-ahead (this VM gives loop devices 2560 KiB; most disks get
-    /// the kernel's 128 KiB). A file takes the device's read-ahead when it is opened.
     /// Caps the device's reads at `iops` a second as well (`blkio.throttle.read_iops_device`).
     pub fn set_read_iops(&self, iops: u32) {
-        let name = self.loop_dev.trim_start_matches("/dev/");
-        let majmin = std::fs::read_to_string(format!("/sys/block/{name}/dev"))
-            .unwrap_or_else(|e| panic!("{name}: {e}"));
-        let knob = self.cgroup.join("blkio.throttle.read_iops_device");
-        std::fs::write(&knob, format!("{} {iops}", majmin.trim()))
-            .unwrap_or_else(|e| panic!("{}: {e}", knob.display()));
+        self.throttle("blkio.throttle.read_iops_device", u64::from(iops))
+            .unwrap_or_else(|e| panic!("{e}"));
     }
 
+    /// Writes one of the group's `blkio.throttle.*_device` limits for the loop device.
+    fn throttle(&self, file: &str, limit: u64) -> Result<(), String> {
+        let name = self.loop_dev.trim_start_matches("/dev/");
+        let majmin = std::fs::read_to_string(format!("/sys/block/{name}/dev"))
+            .map_err(|e| format!("{name}: {e}"))?;
+        std::fs::write(self.cgroup.join(file), format!("{} {limit}", majmin.trim()))
+            .map_err(|e| format!("{file}: {e}"))
+    }
+
+    /// Sets the loop device's read-ahead (this VM gives loop devices 2560 KiB; most disks get
+    /// the kernel's 128 KiB). A file takes the device's read-ahead when it is opened.
     pub fn set_read_ahead_kb(&self, kb: u32) {
         let name = self.loop_dev.trim_start_matches("/dev/");
         let knob = format!("/sys/block/{name}/queue/read_ahead_kb");
