@@ -19,6 +19,9 @@ pub struct Request {
     pub len: u64,
     /// Where in the file.
     pub file_offset: u64,
+    /// A read that runs past the ring's end (a `read_whole` profile): it lands in the butler's
+    /// own buffer and is copied into the ring, wrapping, when it completes.
+    pub wraps_ring: bool,
 }
 
 pub struct Planner {
@@ -200,6 +203,13 @@ impl Planner {
                     return None;
                 }
                 let (at, contiguous) = t.ring.producer_region(want);
+                // A program that reads a refill whole into its own buffer asks the kernel for
+                // all of it at once, wherever the ring's end falls.
+                let room = if self.policy.read_whole {
+                    want
+                } else {
+                    contiguous
+                };
                 let pos = t.ring.produced();
                 let data_len = t.data_len();
                 // A track's reads wrap at the end of its file; a voice's stop there. Streams are
@@ -209,7 +219,7 @@ impl Planner {
                 } else {
                     data_len.saturating_sub(pos)
                 };
-                let len = contiguous.min(to_end) / block * block;
+                let len = room.min(to_end) / block * block;
                 (len > 0).then(|| Request {
                     track: i as u32,
                     file: t.file(),
@@ -217,6 +227,7 @@ impl Planner {
                     ring_offset: at,
                     len,
                     file_offset: t.file_offset(pos),
+                    wraps_ring: len > contiguous,
                 })
             }
             Direction::Record if !play_only => {
@@ -239,6 +250,7 @@ impl Planner {
                     ring_offset: at,
                     len,
                     file_offset: t.file_offset(pos),
+                    wraps_ring: false,
                 })
             }
             Direction::Record => None,
@@ -361,6 +373,41 @@ mod tests {
         for r in out.clone() {
             pl.complete(&tracks, &r);
         }
+    }
+
+    #[test]
+    fn a_program_that_reads_into_its_own_buffer_reads_past_the_rings_end() {
+        let f = Format::parse("48k/32f/mono").unwrap();
+        let whole = Policy::named("ardour-small", &f).unwrap();
+        assert!(
+            whole.read_whole,
+            "Ardour reads a refill into its sum_buffer"
+        );
+        let chunk = whole.chunk_bytes;
+        let plan = |p: &Policy| {
+            let r = Ring::new(4 * chunk, chunk, false);
+            // The head 7/8 of the way round: the free space wraps at the ring's end.
+            r.commit_produce(3 * chunk + chunk / 2);
+            r.commit_consume(3 * chunk + chunk / 2);
+            let tracks = vec![Track::new(Direction::Play, r, 0, 1, 4096, 1 << 30)];
+            let mut pl = Planner::new(p.clone(), 1, 1);
+            let mut out = vec![];
+            pl.plan(&tracks, false, false, &mut out);
+            out[0]
+        };
+        let r = plan(&whole);
+        assert_eq!((r.ring_offset, r.len), (3 * chunk + chunk / 2, 4 * chunk));
+        assert!(
+            r.wraps_ring,
+            "one read of the whole free space, across the end"
+        );
+        let straight = Policy {
+            read_whole: false,
+            ..whole
+        };
+        let r = plan(&straight);
+        assert_eq!(r.len, chunk / 2, "straight into ring memory: up to its end");
+        assert!(!r.wraps_ring);
     }
 
     #[test]

@@ -16,7 +16,7 @@ use super::{Direction, FillPoint, StreamSpec, Track, stagger};
 use crate::clock::Clock;
 use crate::control::{Control, ProgressUnit};
 use crate::error::{Error, Result};
-use crate::io::{Completion, IoBackend, Op, OpKind, completion_bytes};
+use crate::io::{AlignedBuf, Completion, IoBackend, Op, OpKind, completion_bytes};
 use crate::stats::{CpuWait, LatencyHist, thread_cpu_s};
 use crate::target::DeviceInfo;
 use std::fs::File;
@@ -166,6 +166,9 @@ pub struct Butler<'a> {
     files: &'a Files<'a>,
     /// Where the run's clock started (0 while locating).
     t0: u64,
+    /// A `read_whole` profile's own buffer for each request slot: a read that runs past the
+    /// ring's end lands here and is copied into the ring when it completes. Empty otherwise.
+    scratch: Vec<AlignedBuf>,
 }
 
 impl<'a> Butler<'a> {
@@ -174,9 +177,18 @@ impl<'a> Butler<'a> {
         tracks: usize,
         backend: &'a mut dyn IoBackend,
         files: &'a Files<'a>,
-    ) -> Butler<'a> {
+        ring_bytes: u64,
+    ) -> Result<Butler<'a>> {
         let qd = backend.queue_depth();
-        Butler {
+        let scratch = if policy.read_whole {
+            let len = policy.read_max_bytes.min(ring_bytes) as usize;
+            (0..qd)
+                .map(|_| AlignedBuf::try_new(len))
+                .collect::<Result<Vec<_>>>()?
+        } else {
+            Vec::new()
+        };
+        Ok(Butler {
             planner: Planner::new(policy.clone(), tracks, qd),
             backend,
             pending: vec![None; qd],
@@ -189,7 +201,8 @@ impl<'a> Butler<'a> {
             written_bytes: 0,
             files,
             t0: 0,
-        }
+            scratch,
+        })
     }
 
     /// Plans and issues what the rings need now.
@@ -209,11 +222,15 @@ impl<'a> Butler<'a> {
             // SAFETY: the planner hands out a region of the ring owned by the butler (free space
             // for a read, filled data for a write) until the request is booked complete. A
             // simulated ring has no memory, and a simulated device moves no data.
-            let ptr = unsafe { t.ring.ptr(r.ring_offset) }.unwrap_or(std::ptr::null_mut());
             let slot = self
                 .free_slots
                 .pop()
                 .expect("the planner stays within the queue depth");
+            let ptr = if r.wraps_ring && t.ring.has_memory() {
+                self.scratch[slot as usize].as_mut_ptr()
+            } else {
+                unsafe { t.ring.ptr(r.ring_offset) }.unwrap_or(std::ptr::null_mut())
+            };
             // Stamped before submitting: a synchronous backend finishes inside submit().
             self.pending[slot as usize] = Some((r, now));
             self.backend.submit(Op {
@@ -248,6 +265,13 @@ impl<'a> Butler<'a> {
                 .take()
                 .expect("completion of a pending request");
             self.free_slots.push(c.slot);
+            if r.wraps_ring && c.result == r.len as i64 {
+                copy_into_ring(
+                    &tracks[r.track as usize],
+                    &r,
+                    &self.scratch[c.slot as usize],
+                );
+            }
             self.planner.complete(tracks, &r);
             side.completed(tracks, &mut self.planner, &r, now.saturating_sub(self.t0));
             let path = &self.files.names[r.file as usize];
@@ -521,6 +545,29 @@ fn sample_buffered(
     points
 }
 
+/// Copies a read that ran past the ring's end from the butler's buffer into the ring: up to
+/// the end of ring memory, the rest from its start (what Ardour's PlaybackBuffer::write does
+/// with a refill read into its sum_buffer).
+fn copy_into_ring(t: &Track, r: &Request, scratch: &AlignedBuf) {
+    let cap = t.ring.capacity();
+    let len = r.len as usize;
+    let first = ((cap - r.ring_offset) as usize).min(len);
+    let src = &scratch[..len];
+    // SAFETY: the planner handed this request the ring's free space from `ring_offset` on,
+    // `len` bytes of it wrapping at the end of ring memory, and nobody else touches it until
+    // the request is booked complete (which follows this copy).
+    unsafe {
+        if let Some(p) = t.ring.ptr(r.ring_offset) {
+            std::ptr::copy_nonoverlapping(src.as_ptr(), p, first);
+        }
+        if len > first
+            && let Some(p) = t.ring.ptr(0)
+        {
+            std::ptr::copy_nonoverlapping(src[first..].as_ptr(), p, len - first);
+        }
+    }
+}
+
 /// Reads every playback file's header through the page cache, as a program does when it opens
 /// a file to play it (libsndfile's `sf_open` parses the header from byte 0 before a single
 /// sample is read). The kernel's read-ahead takes note: a file whose first page was read is a
@@ -591,7 +638,13 @@ pub fn run<Tm: Timing, T: TickSide>(
         u64::from(spec.play_tracks) * cap,
         ProgressUnit::Bytes,
     );
-    let mut b = Butler::new(&spec.policy, tracks.len(), backend, files);
+    let mut b = Butler::new(
+        &spec.policy,
+        tracks.len(),
+        backend,
+        files,
+        spec.ring_bytes(),
+    )?;
     if let Some(open) = files.drop_behind {
         read_headers(tracks, open, files.names)?;
     }
@@ -615,7 +668,7 @@ pub fn run<Tm: Timing, T: TickSide>(
                 }
             };
             advise(true);
-            let mut quick = Butler::new(&spec.policy, tracks.len(), l, files);
+            let mut quick = Butler::new(&spec.policy, tracks.len(), l, files, spec.ring_bytes())?;
             quick.planner.locate_leaves = tail;
             let filled = quick.prefill(tracks, clock, ctl);
             advise(false);

@@ -65,6 +65,13 @@ pub struct Policy {
     /// so its 10 s buffer holds 516,096 frames, 10.75 s at 48 kHz). None: whole chunks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ring_reserve_frames: Option<u64>,
+    /// A program that reads a refill whole into a buffer of its own and copies it into the
+    /// ring, across the ring's end where it wraps (Ardour's refill_audio reads into its
+    /// sum_buffer, then PlaybackBuffer::write copies): the read the kernel sees is never cut
+    /// at the ring's end. False: reads go straight into ring memory and stop at its end, the
+    /// rest waiting for the next refill.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub read_whole: bool,
     /// Where the figures come from.
     pub source: String,
 }
@@ -144,6 +151,7 @@ impl SamplerPolicy {
             period_frames: None,
             margin: None,
             ring_reserve_frames: None,
+            read_whole: false,
             source,
         };
         let serial = super::ButlerMode::Serial;
@@ -313,6 +321,9 @@ impl Policy {
             // and libs/ardour/disk_reader.cc (ReaderChannelInfo::resize; refill once the
             // write space, which excludes the reservation, holds a chunk).
             ring_reserve_frames: Some(8191),
+            // libs/ardour/disk_reader.cc refill_audio: audio_read into sum_buffer, then
+            // chan->rbuf->write (which copies across the PlaybackBuffer's end).
+            read_whole: true,
             source: format!(
                 "Ardour {preset} preset (libs/ardour/disk_io.cc get_buffering_presets); refill rule from \
                  libs/ardour/disk_reader.cc refill_audio (read the free space, 256 KiB..4 MiB, rounded down to \
@@ -341,6 +352,7 @@ impl Policy {
                     period_frames: None,
                     margin: None,
                     ring_reserve_frames: None,
+                    read_whole: false,
                     source: source.into(),
                 }
             };
