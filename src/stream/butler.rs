@@ -87,6 +87,11 @@ impl Planner {
         self.in_flight
     }
 
+    /// The largest read the policy makes.
+    pub fn read_max_bytes(&self) -> u64 {
+        self.policy.read_max_bytes
+    }
+
     /// Whether a request of track `i` is in flight.
     pub fn busy(&self, i: usize) -> bool {
         self.busy[i]

@@ -167,8 +167,10 @@ pub struct Butler<'a> {
     /// Where the run's clock started (0 while locating).
     t0: u64,
     /// A `read_whole` profile's own buffer for each request slot: a read that runs past the
-    /// ring's end lands here and is copied into the ring when it completes. Empty otherwise.
-    scratch: Vec<AlignedBuf>,
+    /// ring's end lands here and is copied into the ring when it completes. Allocated the first
+    /// time a slot carries such a read (never in a simulation, whose rings have no memory, nor
+    /// in a locate, whose reads fill rings from their start).
+    scratch: Vec<Option<AlignedBuf>>,
 }
 
 impl<'a> Butler<'a> {
@@ -177,18 +179,9 @@ impl<'a> Butler<'a> {
         tracks: usize,
         backend: &'a mut dyn IoBackend,
         files: &'a Files<'a>,
-        ring_bytes: u64,
-    ) -> Result<Butler<'a>> {
+    ) -> Butler<'a> {
         let qd = backend.queue_depth();
-        let scratch = if policy.read_whole {
-            let len = policy.read_max_bytes.min(ring_bytes) as usize;
-            (0..qd)
-                .map(|_| AlignedBuf::try_new(len))
-                .collect::<Result<Vec<_>>>()?
-        } else {
-            Vec::new()
-        };
-        Ok(Butler {
+        Butler {
             planner: Planner::new(policy.clone(), tracks, qd),
             backend,
             pending: vec![None; qd],
@@ -201,8 +194,8 @@ impl<'a> Butler<'a> {
             written_bytes: 0,
             files,
             t0: 0,
-            scratch,
-        })
+            scratch: (0..qd).map(|_| None).collect(),
+        }
     }
 
     /// Plans and issues what the rings need now.
@@ -227,7 +220,13 @@ impl<'a> Butler<'a> {
                 .pop()
                 .expect("the planner stays within the queue depth");
             let ptr = if r.wraps_ring && t.ring.has_memory() {
-                self.scratch[slot as usize].as_mut_ptr()
+                let buf = match &mut self.scratch[slot as usize] {
+                    Some(buf) => buf,
+                    empty => empty.insert(AlignedBuf::try_new(
+                        self.planner.read_max_bytes().min(t.ring.capacity()) as usize,
+                    )?),
+                };
+                buf.as_mut_ptr()
             } else {
                 unsafe { t.ring.ptr(r.ring_offset) }.unwrap_or(std::ptr::null_mut())
             };
@@ -265,12 +264,11 @@ impl<'a> Butler<'a> {
                 .take()
                 .expect("completion of a pending request");
             self.free_slots.push(c.slot);
-            if r.wraps_ring && c.result == r.len as i64 {
-                copy_into_ring(
-                    &tracks[r.track as usize],
-                    &r,
-                    &self.scratch[c.slot as usize],
-                );
+            if r.wraps_ring
+                && c.result == r.len as i64
+                && let Some(buf) = &self.scratch[c.slot as usize]
+            {
+                copy_into_ring(&tracks[r.track as usize], &r, buf);
             }
             self.planner.complete(tracks, &r);
             side.completed(tracks, &mut self.planner, &r, now.saturating_sub(self.t0));
@@ -638,13 +636,7 @@ pub fn run<Tm: Timing, T: TickSide>(
         u64::from(spec.play_tracks) * cap,
         ProgressUnit::Bytes,
     );
-    let mut b = Butler::new(
-        &spec.policy,
-        tracks.len(),
-        backend,
-        files,
-        spec.ring_bytes(),
-    )?;
+    let mut b = Butler::new(&spec.policy, tracks.len(), backend, files);
     if let Some(open) = files.drop_behind {
         read_headers(tracks, open, files.names)?;
     }
@@ -668,7 +660,7 @@ pub fn run<Tm: Timing, T: TickSide>(
                 }
             };
             advise(true);
-            let mut quick = Butler::new(&spec.policy, tracks.len(), l, files, spec.ring_bytes())?;
+            let mut quick = Butler::new(&spec.policy, tracks.len(), l, files);
             quick.planner.locate_leaves = tail;
             let filled = quick.prefill(tracks, clock, ctl);
             advise(false);
