@@ -579,6 +579,7 @@ impl StreamOpts {
             prealloc,
             locate_queue_depth: None,
             stop_early: false,
+            locate_from_content: false,
         };
         spec.validate()?;
         let planned = trackbench::workloads::stream::planned_duration_s(

@@ -262,6 +262,13 @@ impl Planner {
         }
     }
 
+    /// The read a locate would issue next for playback track `i` (None once its ring is as full
+    /// as a locate fills it): for a locate that fills rings without reading
+    /// (`StreamSpec::locate_from_content`). Books nothing.
+    pub fn locate_request(&self, tracks: &[Track], i: usize) -> Option<Request> {
+        self.request_for(tracks, i, true, false)
+    }
+
     /// Books a finished request: the data is in the ring (read) or on disk (write).
     pub fn complete(&mut self, tracks: &[Track], r: &Request) {
         let t = &tracks[r.track as usize];

@@ -21,7 +21,7 @@ use crate::stats::{CpuWait, LatencyHist, thread_cpu_s};
 use crate::target::DeviceInfo;
 use std::fs::File;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// What the audio tick does each period. Nothing in it may allocate, lock or block.
 pub trait TickSide: Send {
@@ -566,6 +566,84 @@ fn copy_into_ring(t: &Track, r: &Request, scratch: &AlignedBuf) {
     }
 }
 
+/// The locate of a run whose reads bypass the page cache and whose locate is not measured (a
+/// search's probes, `StreamSpec::locate_from_content`): every playback ring filled as the
+/// planner's locate fills it, with what its file holds there (`content::fill_range`, the
+/// generator the files were written from), on every CPU at once. The ring then holds byte for
+/// byte what the locate's reads would have brought, the roll's content check covers it, and
+/// the roll's first reads continue where those reads would have ended. Returns the bytes filled.
+fn fill_from_content(planner: &Planner, tracks: &[Track], ctl: &Control<'_>) -> Result<u64> {
+    let done = AtomicU64::new(0);
+    let stop = AtomicBool::new(false);
+    let fill_track = |i: usize| {
+        let t = &tracks[i];
+        while let Some(r) = planner.locate_request(tracks, i) {
+            let cap = t.ring.capacity();
+            let first = (cap - r.ring_offset).min(r.len);
+            for (at, len, file_offset) in [
+                (r.ring_offset, first, r.file_offset),
+                (0, r.len - first, r.file_offset + first),
+            ] {
+                if len == 0 {
+                    continue;
+                }
+                // SAFETY: the planner handed this request the ring's free region from
+                // `ring_offset` on (wrapping at the end of ring memory), and nothing else
+                // touches a ring before the clock starts.
+                if let Some(p) = unsafe { t.ring.ptr(at) } {
+                    let dst = unsafe { std::slice::from_raw_parts_mut(p, len as usize) };
+                    crate::content::fill_range(dst, t.content_id(), file_offset);
+                }
+            }
+            t.ring.commit_produce(r.len);
+            done.fetch_add(r.len, Ordering::Relaxed);
+        }
+    };
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, 16);
+    let next = AtomicU64::new(0);
+    // Tracks are handed out in batches: each worker takes the next one. False when none is left.
+    const BATCH: u64 = 64;
+    let batch = || {
+        let from = (next.fetch_add(BATCH, Ordering::Relaxed) as usize).min(tracks.len());
+        let to = (from + BATCH as usize).min(tracks.len());
+        for (i, t) in tracks.iter().enumerate().take(to).skip(from) {
+            if t.dir == Direction::Play {
+                fill_track(i);
+            }
+        }
+        to < tracks.len()
+    };
+    std::thread::scope(|s| {
+        for _ in 1..workers {
+            s.spawn(|| {
+                while !stop.load(Ordering::Relaxed) {
+                    if !batch() {
+                        break;
+                    }
+                }
+            });
+        }
+        // This thread works too, and keeps the progress bar and the cancellation.
+        loop {
+            if ctl.cancelled() {
+                stop.store(true, Ordering::Relaxed);
+                break;
+            }
+            let more = batch();
+            ctl.progress.set(done.load(Ordering::Relaxed));
+            if !more {
+                break;
+            }
+        }
+    });
+    if stop.load(Ordering::Relaxed) {
+        return Err(Error::Interrupted);
+    }
+    Ok(done.into_inner())
+}
+
 /// Reads every playback file's header through the page cache, as a program does when it opens
 /// a file to play it (libsndfile's `sf_open` parses the header from byte 0 before a single
 /// sample is read). The kernel's read-ahead takes note: a file whose first page was read is a
@@ -640,7 +718,16 @@ pub fn run<Tm: Timing, T: TickSide>(
     if let Some(open) = files.drop_behind {
         read_headers(tracks, open, files.names)?;
     }
+    let from_content = spec.locate_from_content
+        && Tm::REAL
+        && files.drop_behind.is_none()
+        && tracks
+            .iter()
+            .all(|t| t.dir != Direction::Play || t.ring.has_memory());
     match locate {
+        _ if from_content => {
+            b.read_bytes = fill_from_content(&b.planner, tracks, ctl)?;
+        }
         Some(l) if spec.play_tracks > 0 => {
             // Through the page cache, what the locate's reads leave in the kernel's read-ahead
             // state is part of what the run measures: a program that locates with its own
@@ -803,7 +890,88 @@ mod tests {
             prealloc: false,
             locate_queue_depth: Some(32),
             stop_early: true,
+            locate_from_content: false,
         }
+    }
+
+    /// A locate that fills rings without reading leaves each playback ring holding what its file
+    /// holds where the locate's reads would have read (wrapping at the stream's end, as they
+    /// do), leaves capture rings alone, and the roll's first read continues where the locate's
+    /// reads would have ended.
+    #[test]
+    fn a_locate_from_content_fills_rings_as_the_locates_reads_would() {
+        use crate::stream::ring::Ring;
+        let s = spec("trackbench", "48k/24/mono");
+        let chunk = s.policy.chunk_bytes;
+        let cap = 4 * chunk;
+        let tracks = vec![
+            Track::new(
+                Direction::Play,
+                Ring::new(cap, chunk, true),
+                0,
+                7,
+                4096,
+                10 * chunk,
+            ),
+            // A stream shorter than its ring: the locate's reads wrap at its end.
+            Track::new(
+                Direction::Play,
+                Ring::new(cap, chunk, true),
+                1,
+                8,
+                8192,
+                3 * chunk,
+            ),
+            Track::new(
+                Direction::Record,
+                Ring::new(cap, chunk, true),
+                2,
+                9,
+                0,
+                10 * chunk,
+            ),
+        ];
+        let planner = Planner::new(s.policy.clone(), tracks.len(), 1);
+        let cancel = AtomicBool::new(false);
+        let ctl = Control {
+            cancel: &cancel,
+            progress: &crate::control::NoProgress,
+            world: &crate::world::Alone,
+        };
+        assert_eq!(fill_from_content(&planner, &tracks, &ctl).unwrap(), 2 * cap);
+        for t in &tracks[..2] {
+            assert_eq!(t.ring.fill(), cap);
+            let mut want = vec![0u8; cap as usize];
+            let mut at = 0u64;
+            while at < cap {
+                let n = (t.data_len() - at % t.data_len()).min(cap - at);
+                let (a, b) = (at as usize, (at + n) as usize);
+                crate::content::fill_range(&mut want[a..b], t.content_id(), t.file_offset(at));
+                at += n;
+            }
+            let mut got = vec![0u8; cap as usize];
+            assert!(t.ring.pop(&mut got));
+            assert!(got == want, "ring content differs from the file's");
+        }
+        assert_eq!(tracks[2].ring.fill(), 0);
+        let next = planner.locate_request(&tracks, 0).unwrap();
+        assert_eq!(next.file_offset, 4096 + cap);
+        let wrapped = planner.locate_request(&tracks, 1).unwrap();
+        assert_eq!(wrapped.file_offset, 8192 + cap % (3 * chunk));
+        // Interrupted before it starts: nothing is filled and the run says so.
+        cancel.store(true, Ordering::Relaxed);
+        let fresh = [Track::new(
+            Direction::Play,
+            Ring::new(cap, chunk, true),
+            0,
+            7,
+            4096,
+            10 * chunk,
+        )];
+        assert!(matches!(
+            fill_from_content(&planner, &fresh, &ctl),
+            Err(Error::Interrupted)
+        ));
     }
 
     /// Twice the read-ahead (Linux's 128 KiB where the device is not known), at least a refill

@@ -107,6 +107,13 @@ pub struct StreamSpec {
     /// itself prefills, as a program does, and the locate time is the program's.
     #[serde(default)]
     pub locate_queue_depth: Option<u32>,
+    /// Fill the playback rings with what their files hold there instead of reading it, where
+    /// the reads bypass the page cache (a search's probes): a ring filled so holds, byte for
+    /// byte, what a locate would have read into it, and what a probe judges is the roll after
+    /// it. Through the page cache the locate's reads shape the kernel's read-ahead, and a
+    /// real locate is kept.
+    #[serde(default)]
+    pub locate_from_content: bool,
     /// Stop as soon as the run cannot pass any more (an xrun, or a ring below the margin), as a
     /// search's probe does: the rest of the run would only cost time.
     #[serde(default)]

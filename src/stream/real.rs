@@ -289,8 +289,10 @@ fn run_tracks(
         }
         _ => io.build(&files, 4096)?,
     };
+    // A locate that fills the rings without reading needs no backend of its own.
+    let from_content = spec.locate_from_content && spec.policy.direct;
     let mut locate = match spec.locate_queue_depth {
-        Some(q) if spec.play_tracks > 0 => Some(
+        Some(q) if spec.play_tracks > 0 && !from_content => Some(
             IoSettings {
                 backend: BackendKind::PARALLEL,
                 queue_depth: q,

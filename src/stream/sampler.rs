@@ -1212,6 +1212,7 @@ mod tests {
             prealloc: false,
             locate_queue_depth: None,
             stop_early: false,
+            locate_from_content: false,
         }
     }
 

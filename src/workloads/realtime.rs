@@ -39,6 +39,7 @@ impl RealTime {
             prealloc: false,
             locate_queue_depth: None,
             stop_early: false,
+            locate_from_content: false,
         };
         spec.duration_ns = (planned_duration_s(&spec, true, false) * 1e9) as u64;
         spec.validate()?;

@@ -99,6 +99,7 @@ impl Sampler {
             prealloc: false,
             locate_queue_depth: None,
             stop_early: false,
+            locate_from_content: false,
         }
     }
 

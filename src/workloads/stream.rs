@@ -438,6 +438,7 @@ impl Streaming {
                 s.duration_ns = confirmation_ns(&s);
             } else {
                 s.locate_queue_depth = Some(LOCATE_QUEUE_DEPTH);
+                s.locate_from_content = s.policy.direct;
             }
             s.stop_early = true;
             match self.one(env, &s, &mut rings) {
@@ -1071,6 +1072,7 @@ mod tests {
             prealloc: false,
             locate_queue_depth: None,
             stop_early: false,
+            locate_from_content: false,
         };
         let rate = base.format.bytes_per_second() as f64;
         let longer = StreamSpec {
