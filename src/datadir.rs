@@ -451,37 +451,68 @@ impl DataDir {
     fn delete_matching(&mut self, names: &HashSet<&str>) -> Option<Error> {
         let mut first_err = None;
         let files = std::mem::take(&mut self.manifest.files);
-        let mut kept = Vec::with_capacity(files.len());
-        for e in files {
-            if !names.contains(e.name.as_str()) {
-                kept.push(e);
-                continue;
-            }
-            if let Err(err) = self.delete_file_of(&e) {
-                first_err.get_or_insert(err);
-                kept.push(e);
+        let (mine, mut kept): (Vec<Entry>, Vec<Entry>) = files
+            .into_iter()
+            .partition(|e| names.contains(e.name.as_str()));
+        let outcomes = self.delete_all(&mine.iter().collect::<Vec<_>>());
+        for (e, r) in mine.into_iter().zip(outcomes) {
+            match r {
+                Ok(None) => {}
+                Ok(Some(note)) => self.notes.push(note),
+                Err(err) => {
+                    first_err.get_or_insert(err);
+                    kept.push(e);
+                }
             }
         }
         self.manifest.files = kept;
         first_err
     }
 
-    /// Deletes the file of entry `e` if it is the one trackbench created; else leaves it alone,
-    /// with a note.
-    fn delete_file_of(&mut self, e: &Entry) -> Result<()> {
+    /// Deletes the file of entry `e` if it is the one trackbench created (or finds it gone);
+    /// else leaves it alone and returns a note saying so.
+    fn delete_one(&self, e: &Entry) -> Result<Option<String>> {
         let p = self.root.join(&e.name);
         match self.ownership(e) {
             Ownership::Ours => match fs::remove_file(&p) {
-                Ok(()) => {}
-                Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
-                Err(err) => return Err(Error::io(format!("cannot delete {}", p.display()), err)),
+                Ok(()) => Ok(None),
+                Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
+                Err(err) => Err(Error::io(format!("cannot delete {}", p.display()), err)),
             },
-            Ownership::Missing => {}
-            Ownership::NotOurs(why) => self
-                .notes
-                .push(format!("{}: {why}; left alone", p.display())),
+            Ownership::Missing => Ok(None),
+            Ownership::NotOurs(why) => Ok(Some(format!("{}: {why}; left alone", p.display()))),
         }
-        Ok(())
+    }
+
+    /// [`DataDir::delete_one`] for every entry of `entries`, several at once; each entry's
+    /// outcome, in order. Most of an unlink's time is freeing the file's blocks, which the
+    /// kernel does after it lets go of the directory: on this machine's ext4, 1.5 MB test files
+    /// took 0.77 ms each one at a time and 0.50 ms with two threads, and a search on a fast
+    /// disk leaves about 10,000 of them.
+    fn delete_all(&self, entries: &[&Entry]) -> Vec<Result<Option<String>>> {
+        /// Fewer files than this a thread are not worth its start.
+        const PER_THREAD: usize = 256;
+        let workers = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(8)
+            .min(entries.len().div_ceil(PER_THREAD))
+            .max(1);
+        if workers == 1 {
+            return entries.iter().map(|e| self.delete_one(e)).collect();
+        }
+        let per = entries.len().div_ceil(workers);
+        std::thread::scope(|s| {
+            let parts: Vec<_> = entries
+                .chunks(per)
+                .map(|part| {
+                    s.spawn(move || part.iter().map(|e| self.delete_one(e)).collect::<Vec<_>>())
+                })
+                .collect();
+            parts
+                .into_iter()
+                .flat_map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                .collect()
+        })
     }
 
     /// `ensure_space` for new files under `names`: the files of trackbench's that they replace
@@ -543,9 +574,14 @@ impl DataDir {
         let mut first_err = None;
         if !self.keep {
             let files = std::mem::take(&mut self.manifest.files);
-            for e in files.iter().rev() {
-                if let Err(err) = self.delete_file_of(e) {
-                    first_err.get_or_insert(err);
+            let newest_first: Vec<&Entry> = files.iter().rev().collect();
+            for r in self.delete_all(&newest_first) {
+                match r {
+                    Ok(None) => {}
+                    Ok(Some(note)) => self.notes.push(note),
+                    Err(err) => {
+                        first_err.get_or_insert(err);
+                    }
                 }
             }
             let _ = fs::remove_file(self.root.join(MANIFEST_NAME));
