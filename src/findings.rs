@@ -200,6 +200,10 @@ pub enum Finding {
         probe_s: f64,
         ring_s: f64,
         simulated: bool,
+        /// Seconds of the first ring each probe starts past: the periods before its first
+        /// refill falls due, in which nothing is read (`StreamSpec::start_at_first_refill`).
+        #[serde(default, skip_serializing_if = "is_zero")]
+        head_start_s: f64,
     },
     /// `--compare-parallel` would show what a parallel butler holds.
     TryCompareParallel,
@@ -344,6 +348,10 @@ pub fn deserialize_findings<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Findi
             Kept::Found(f) => f,
         })
         .collect())
+}
+
+fn is_zero(x: &f64) -> bool {
+    *x == 0.0
 }
 
 #[cfg(test)]

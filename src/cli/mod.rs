@@ -580,6 +580,7 @@ impl StreamOpts {
             locate_queue_depth: None,
             stop_early: false,
             locate_from_content: false,
+            start_at_first_refill: false,
         };
         spec.validate()?;
         let planned = trackbench::workloads::stream::planned_duration_s(

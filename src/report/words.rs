@@ -342,8 +342,16 @@ pub fn words(f: &Finding) -> String {
             probe_s,
             ring_s,
             simulated,
+            head_start_s,
         } => format!(
-            "each probe ran up to {probe_s:.1} s: a count passes only after one ring ({ring_s:.2} s) and {}, with no xrun, no ring below the margin, no drain, {} (spare capacity measured, not assumed); a probe that could no longer pass stopped at once",
+            "each probe ran up to {probe_s:.1} s: a count passes only after one ring ({ring_s:.2} s{}) and {}, with no xrun, no ring below the margin, no drain, {} (spare capacity measured, not assumed); a probe that could no longer pass stopped at once",
+            if *head_start_s > 0.0 {
+                format!(
+                    ", its first {head_start_s:.2} s, before any ring has room for a read, counted as played: probes start where the first refills fall due"
+                )
+            } else {
+                String::new()
+            },
             stream::steady_words(),
             stream::spare_words(*simulated)
         ),

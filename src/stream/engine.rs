@@ -766,6 +766,11 @@ pub fn run<Tm: Timing, T: TickSide>(
     // Rates and latencies describe the run itself, not the prefill.
     b.read_bytes = 0;
     b.read_lat = LatencyHist::default();
+    // A run that starts at the first refill has played the periods before it already.
+    let head = super::head_start_bytes(spec);
+    for t in tracks.iter().filter(|t| t.dir == Direction::Play) {
+        t.ring.commit_consume(head.min(t.ring.fill()));
+    }
     stagger(spec, tracks);
     b.planner.invalidate();
     let played = || played_bytes_of(tracks);
@@ -891,6 +896,7 @@ mod tests {
             locate_queue_depth: Some(32),
             stop_early: true,
             locate_from_content: false,
+            start_at_first_refill: false,
         }
     }
 

@@ -114,6 +114,15 @@ pub struct StreamSpec {
     /// real locate is kept.
     #[serde(default)]
     pub locate_from_content: bool,
+    /// Start the clock where the first refill falls due (a search's real probes of playback
+    /// with direct reads, tracks in phase): each playback ring begins with the periods already
+    /// played in which, from full rings, no ring would yet have room for a read
+    /// ([`head_start_bytes`]). Nothing is read and nothing can fail in them, and from there on
+    /// the run is the one from full rings, that much earlier: its verdict's windows (the first
+    /// ring, the steady cycles) move with it, and a run of D seconds so started is the full
+    /// start's run of D plus the head start.
+    #[serde(default)]
+    pub start_at_first_refill: bool,
     /// Stop as soon as the run cannot pass any more (an xrun, or a ring below the margin), as a
     /// search's probe does: the rest of the run would only cost time.
     #[serde(default)]
@@ -844,8 +853,9 @@ fn steady_cycles(cycle_s: f64) -> f64 {
 }
 
 /// Seconds of audio between a ring's refills (playback) or flushes (capture), the longer of the
-/// two, and the ring's length in seconds.
-fn cycle_and_ring_s(spec: &StreamSpec) -> (f64, f64) {
+/// two, and the seconds the prefill lasts: the ring's length, less the head start of a run that
+/// starts at the first refill.
+fn cycle_and_prefill_s(spec: &StreamSpec) -> (f64, f64) {
     let rate = spec.format.bytes_per_second() as f64;
     let mut cycle = 0u64;
     if spec.play_tracks > 0 {
@@ -857,27 +867,59 @@ fn cycle_and_ring_s(spec: &StreamSpec) -> (f64, f64) {
     if spec.record_tracks > 0 {
         cycle = cycle.max(spec.policy.write_bytes);
     }
-    (cycle as f64 / rate, spec.ring_bytes() as f64 / rate)
+    let prefill = spec.ring_bytes() - head_start_bytes(spec);
+    (cycle as f64 / rate, prefill as f64 / rate)
+}
+
+/// Bytes each playback ring starts short of full in a run that starts at the first refill
+/// (`StreamSpec::start_at_first_refill`): the whole periods played, from full rings, before
+/// the one after which a ring first has room for a read; 0 for every other run, and where it
+/// would leave a ring within a period of its margin. The default engine's rings (1 MiB, read
+/// when 256 KiB is free) skip 341 periods of 256 frames at 48k/24 mono, 1.82 s.
+pub fn head_start_bytes(spec: &StreamSpec) -> u64 {
+    if !spec.start_at_first_refill
+        || spec.stagger
+        || spec.record_tracks > 0
+        || spec.play_tracks == 0
+    {
+        return 0;
+    }
+    let (period, ring) = (spec.period_bytes().max(1), spec.ring_bytes());
+    let block = crate::content::BLOCK as u64;
+    let mut k = 1;
+    while k * period <= ring && spec.policy.read_len(k * period) < block {
+        k += 1;
+    }
+    let skip = (k - 1) * period;
+    let floor = (spec.margin * ring as f64).ceil() as u64 + period;
+    if ring.saturating_sub(skip) < floor {
+        0
+    } else {
+        skip
+    }
 }
 
 /// Seconds of audio between one ring's refills (or flushes): the steady rhythm of the butler.
 pub fn refill_cycle_s(spec: &StreamSpec) -> f64 {
-    cycle_and_ring_s(spec).0
+    cycle_and_prefill_s(spec).0
 }
 
 /// The shortest run that can pass: the first ring played (so the prefill alone cannot carry
 /// it), then the steady refill cycles (at least `MIN_CYCLES`, at least `MIN_STEADY_S`) in
 /// which the butler's idle share and the fill trend are measured.
 pub fn min_run_s(spec: &StreamSpec) -> f64 {
-    let (cycle_s, ring_s) = cycle_and_ring_s(spec);
-    ring_s.max(cycle_s) + steady_cycles(cycle_s) * cycle_s
+    let (cycle_s, prefill_s) = cycle_and_prefill_s(spec);
+    prefill_s.max(cycle_s) + steady_cycles(cycle_s) * cycle_s
 }
 
 /// The butler's idle share, in percent, over the whole refill cycles that follow the first
 /// ring (counted back from the end of the run); None when fewer than `steady_cycles` fit.
 fn idle_pct_of(spec: &StreamSpec, idle: &telemetry::IdleLog, ran_ns: u64) -> Option<f64> {
-    let (cycle_s, ring_s) = cycle_and_ring_s(spec);
-    let (cycle_ns, from_ns) = ((cycle_s * 1e9) as u64, (ring_s.max(cycle_s) * 1e9) as u64);
+    let (cycle_s, prefill_s) = cycle_and_prefill_s(spec);
+    let (cycle_ns, from_ns) = (
+        (cycle_s * 1e9) as u64,
+        (prefill_s.max(cycle_s) * 1e9) as u64,
+    );
     if cycle_ns == 0 || ran_ns <= from_ns {
         return None;
     }
@@ -890,12 +932,12 @@ fn idle_pct_of(spec: &StreamSpec, idle: &telemetry::IdleLog, ran_ns: u64) -> Opt
 
 /// The fill trend after the first ring has played, over whole refill cycles.
 fn sustain_of(spec: &StreamSpec, fill: &[FillPoint]) -> Option<Sustain> {
-    let (cycle_s, ring_s) = cycle_and_ring_s(spec);
+    let (cycle_s, prefill_s) = cycle_and_prefill_s(spec);
     telemetry::sustain(
         fill,
-        1000.0 * ring_s.max(cycle_s),
+        1000.0 * prefill_s.max(cycle_s),
         1000.0 * cycle_s,
-        ring_s,
+        spec.ring_s(),
         spec.margin,
     )
 }
@@ -909,17 +951,17 @@ fn sustain_of(spec: &StreamSpec, fill: &[FillPoint]) -> Option<Sustain> {
 /// long, lost 27% (noise 9.5%) as the lead the locate left settled. A search's probes are
 /// too short for it; its confirmations and a single run of a minute are not.
 fn buffered_sustain_of(spec: &StreamSpec, points: &[FillPoint], cycle_s: f64) -> Option<Sustain> {
-    let (refill_s, ring_s) = cycle_and_ring_s(spec);
-    let (from_s, cycle_s) = (ring_s.max(refill_s), refill_s.max(cycle_s));
+    let (refill_s, prefill_s) = cycle_and_prefill_s(spec);
+    let (from_s, cycle_s) = (prefill_s.max(refill_s), refill_s.max(cycle_s));
     let to_s = points.last()?.t_ms / 1000.0;
     if to_s - from_s < BUFFERED_MIN_CYCLES * cycle_s {
         return None;
     }
     telemetry::sustain(
         points,
-        1000.0 * ring_s.max(refill_s),
-        1000.0 * refill_s.max(cycle_s),
-        ring_s,
+        1000.0 * from_s,
+        1000.0 * cycle_s,
+        spec.ring_s(),
         spec.margin,
     )
 }

@@ -1213,6 +1213,7 @@ mod tests {
             locate_queue_depth: None,
             stop_early: false,
             locate_from_content: false,
+            start_at_first_refill: false,
         }
     }
 

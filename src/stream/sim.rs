@@ -222,6 +222,7 @@ mod tests {
             locate_queue_depth: None,
             stop_early: false,
             locate_from_content: false,
+            start_at_first_refill: false,
         }
     }
 
@@ -348,6 +349,84 @@ mod tests {
     /// An exact search (to one track).
     fn search(base: &StreamSpec, m: &DeviceModel) -> u32 {
         search_with(base, m, 0.0)
+    }
+
+    /// The default engine's rings (1 MiB, read when 256 KiB is free) skip the 341 periods
+    /// before their first refill; nothing is skipped where the flag is off, the starts are
+    /// staggered or tracks record.
+    #[test]
+    fn a_head_start_is_the_periods_before_the_first_refill() {
+        let mut s = spec(10, 0, 1 << 18, 7.28, 15);
+        assert_eq!(crate::stream::head_start_bytes(&s), 0);
+        s.start_at_first_refill = true;
+        assert_eq!(s.ring_bytes(), 1 << 20);
+        assert_eq!(crate::stream::head_start_bytes(&s), 341 * 768);
+        assert!(
+            (crate::stream::min_run_s(&spec(10, 0, 1 << 18, 7.28, 15))
+                - crate::stream::min_run_s(&s)
+                - 341.0 * 768.0 / 144_000.0)
+                .abs()
+                < 1e-9,
+            "the first ring the verdict waits out is shorter by the head start"
+        );
+        let mut staggered = s.clone();
+        staggered.stagger = true;
+        assert_eq!(crate::stream::head_start_bytes(&staggered), 0);
+        let mut hdr = s.clone();
+        hdr.record_tracks = 2;
+        assert_eq!(crate::stream::head_start_bytes(&hdr), 0);
+    }
+
+    /// A run that starts at its first refill is the full start's run, that much earlier: on
+    /// a device that carries 100 tracks, below, at and above it, the same verdict, the same
+    /// worst ring, the same xruns at the same moments of the audio, the same idle share.
+    #[test]
+    fn a_run_started_at_its_first_refill_is_the_full_starts_run_shifted() {
+        let m = model("bw=14400000");
+        let no = AtomicBool::new(false);
+        for n in [80, 97, 100, 104, 130, 200] {
+            let full = spec(n, 0, 1 << 18, 7.28, 15);
+            let mut head = full.clone();
+            head.start_at_first_refill = true;
+            let skip = crate::stream::head_start_bytes(&head);
+            let skip_ns = skip / head.period_bytes() * head.period_ns();
+            head.duration_ns -= skip_ns;
+            let (a, b) = (
+                simulate(&full, &m, &no).unwrap(),
+                simulate(&head, &m, &no).unwrap(),
+            );
+            assert_eq!(a.verdict, b.verdict, "{n} tracks");
+            assert_eq!(
+                a.shortcoming.is_some(),
+                b.shortcoming.is_some(),
+                "{n} tracks"
+            );
+            assert_eq!(a.xruns(), b.xruns(), "{n} tracks");
+            assert!(
+                (a.worst_headroom_pct - b.worst_headroom_pct).abs() < 0.1,
+                "{n} tracks: worst ring {} from full rings, {} from the first refill",
+                a.worst_headroom_pct,
+                b.worst_headroom_pct
+            );
+            assert_eq!(a.first_xrun_ms.is_some(), n == 200, "{n} tracks");
+            if let (Some(x), Some(y)) = (a.first_xrun_ms, b.first_xrun_ms) {
+                assert!(
+                    (x - y - skip_ns as f64 / 1e6).abs() < 6.0,
+                    "{n} tracks: {x} against {y}"
+                );
+            }
+            let (ia, ib) = (
+                a.butler_idle_pct.unwrap_or(-1.0),
+                b.butler_idle_pct.unwrap_or(-1.0),
+            );
+            assert!((ia - ib).abs() < 0.5, "{n} tracks: idle {ia} against {ib}");
+            assert!(
+                b.ran_ms < a.ran_ms - 1800.0,
+                "{n} tracks: ran {} against {}",
+                b.ran_ms,
+                a.ran_ms
+            );
+        }
     }
 
     #[test]

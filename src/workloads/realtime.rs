@@ -40,6 +40,7 @@ impl RealTime {
             locate_queue_depth: None,
             stop_early: false,
             locate_from_content: false,
+            start_at_first_refill: false,
         };
         spec.duration_ns = (planned_duration_s(&spec, true, false) * 1e9) as u64;
         spec.validate()?;
