@@ -2,10 +2,15 @@
 """Time to an answer: `trackbench play DIR --find-max` with default settings.
 
 Usage: python3 bench/find_max_time.py [--rounds N] [--base DIR]
+       python3 bench/find_max_time.py --compare OLD_BINARY NEW_BINARY [--rounds N]
 
 Each round runs the default search twice: on a fresh directory (the play files are laid out as
 the search goes, as on a first run) and again on the same directory (files reused). Prints every
 run's wall time, answer, probe count and the probes' trail, then the medians. Target: under 90 s.
+
+With --compare, each round runs the two builds one after the other, each on a fresh directory
+and without --keep, as a user's first search runs (its files laid out, and deleted at the end),
+and prints each run's time, the mean time of its probes after the first, and the medians.
 """
 import argparse, json, os, shutil, statistics, subprocess, sys, tempfile, time
 
@@ -13,10 +18,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TB = os.path.join(ROOT, "target", "release", "trackbench")
 
 
-def search(path):
+def search(path, tb=TB, keep=True):
     out = os.path.join(tempfile.gettempdir(), "tb-find-max-time.json")
     t = time.monotonic()
-    r = subprocess.run([TB, "play", path, "--find-max", "--keep", "-q", "--json", out],
+    r = subprocess.run([tb, "play", path, "--find-max", "-q", "--no-store", "--json", out]
+                       + (["--keep"] if keep else []),
                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     wall = time.monotonic() - t
     if r.returncode != 0:
@@ -26,14 +32,35 @@ def search(path):
     cap = doc["sections"][0]["detail"]["searches"][0]["capacity"]
     trail = ", ".join(("confirm " if p["confirmation"] else "") + f"{p['count']} {p['verdict']}"
                       for p in cap["probes"])
+    later = [p["elapsed_s"] for p in cap["probes"][1:]]
+    search.later_probe_s = statistics.mean(later) if later else float("nan")
     return wall, cap["answer"], len(cap["probes"]), trail
+
+
+def compare(a):
+    times = {b: [] for b in a.compare}
+    for r in range(a.rounds):
+        for b in a.compare:
+            d = tempfile.mkdtemp(prefix="tb-fmt-", dir=a.base)
+            try:
+                wall, n, probes, trail = search(d, b, keep=False)
+            finally:
+                shutil.rmtree(d, ignore_errors=True)
+            times[b].append(wall)
+            print(f"round {r + 1} {b}: {wall:6.1f} s  {n:5d} tracks  {probes:2d} probes "
+                  f"(after the first {search.later_probe_s:.1f} s each): {trail}", flush=True)
+    for b, v in times.items():
+        print(f"{b}: median {statistics.median(v):.1f} s, range {min(v):.1f}-{max(v):.1f} s over {len(v)} runs")
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--base", default="/var/tmp")
+    ap.add_argument("--compare", nargs=2, metavar=("OLD", "NEW"))
     a = ap.parse_args()
+    if a.compare:
+        return compare(a)
     if not os.path.exists(TB):
         sys.exit("build first: cargo build --release")
     times = {"fresh": [], "reused": []}
