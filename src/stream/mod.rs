@@ -899,6 +899,11 @@ pub fn head_start_bytes(spec: &StreamSpec) -> u64 {
     }
 }
 
+/// [`head_start_bytes`] as time: whole periods.
+pub fn head_start_ns(spec: &StreamSpec) -> u64 {
+    head_start_bytes(spec) / spec.period_bytes().max(1) * spec.period_ns()
+}
+
 /// Seconds of audio between one ring's refills (or flushes): the steady rhythm of the butler.
 pub fn refill_cycle_s(spec: &StreamSpec) -> f64 {
     cycle_and_prefill_s(spec).0

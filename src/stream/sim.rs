@@ -388,8 +388,7 @@ mod tests {
             let full = spec(n, 0, 1 << 18, 7.28, 15);
             let mut head = full.clone();
             head.start_at_first_refill = true;
-            let skip = crate::stream::head_start_bytes(&head);
-            let skip_ns = skip / head.period_bytes() * head.period_ns();
+            let skip_ns = crate::stream::head_start_ns(&head);
             head.duration_ns -= skip_ns;
             let (a, b) = (
                 simulate(&full, &m, &no).unwrap(),

@@ -22,7 +22,7 @@ use crate::stream::real::StreamFile;
 use crate::stream::ring::{Ring, RingMemory};
 use crate::stream::sim::{DeviceModel, simulate_watched};
 use crate::stream::{
-    ButlerMode, Policy, StreamOutcome, StreamSpec, head_start_bytes, min_run_s, real,
+    ButlerMode, Policy, StreamOutcome, StreamSpec, head_start_ns, min_run_s, real,
 };
 use crate::units::fmt_size;
 use serde::Serialize;
@@ -88,6 +88,13 @@ fn confirmation_ns(probe: &StreamSpec) -> u64 {
 }
 
 impl Streaming {
+    /// Whether a probe of `spec` starts where its first refill falls due
+    /// (`StreamSpec::start_at_first_refill`): real probes of direct reads. Simulated probes
+    /// cost no wall time and keep their full start.
+    fn probes_start_at_first_refill(&self, spec: &StreamSpec) -> bool {
+        spec.policy.direct && self.device.is_none()
+    }
+
     fn label(&self, spec: &StreamSpec) -> String {
         match self.kind {
             StreamKind::Play => format!("{} tracks", spec.play_tracks),
@@ -444,11 +451,9 @@ impl Streaming {
             }
             // A real probe of direct playback starts where its first refill falls due, and
             // runs that much shorter: the same run from full rings, less the periods in which
-            // nothing is read (1.82 s of the default engine's 14.9 s probes). Simulated probes
-            // cost no wall time and keep their full start.
-            s.start_at_first_refill = s.policy.direct && self.device.is_none();
-            let head_ns = head_start_bytes(&s) / s.period_bytes().max(1) * s.period_ns();
-            s.duration_ns = s.duration_ns.saturating_sub(head_ns);
+            // nothing is read (1.82 s of the default engine's 14.9 s probes).
+            s.start_at_first_refill = self.probes_start_at_first_refill(&s);
+            s.duration_ns = s.duration_ns.saturating_sub(head_start_ns(&s));
             s.stop_early = true;
             match self.one(env, &s, &mut rings) {
                 Ok(o) if o.interrupted => Ok(None),
@@ -1026,12 +1031,10 @@ impl Workload for Streaming {
         }
         // What a probe of playback alone skips (the searches of hdr's M = 0 point do too).
         let mut probe = self.spec.clone();
-        probe.start_at_first_refill = probe.policy.direct && self.device.is_none();
+        probe.start_at_first_refill = self.probes_start_at_first_refill(&probe);
         (probe.play_tracks, probe.record_tracks) = (1, 0);
         let head_start_s = match self.kind {
-            StreamKind::Play => {
-                head_start_bytes(&probe) as f64 / probe.format.bytes_per_second().max(1) as f64
-            }
+            StreamKind::Play => head_start_ns(&probe) as f64 / 1e9,
             _ => 0.0,
         };
         n.push(Finding::ProbeRule {
