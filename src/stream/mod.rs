@@ -192,6 +192,18 @@ impl StreamSpec {
         self.ring_bytes() * u64::from(self.tracks())
     }
 
+    /// What the butler holds beside the rings: a `read_whole` profile's own buffer for each
+    /// request it keeps in flight (a refill that runs past a ring's end is read whole into it
+    /// and copied), each at most one read and at most a ring. Nothing for other profiles,
+    /// whose reads land in ring memory.
+    pub fn butler_buffer_bytes(&self) -> u64 {
+        if !self.policy.read_whole || self.play_tracks == 0 {
+            return 0;
+        }
+        let ring = Ring::capacity_for_bytes(self.ring_bytes(), self.ring_slot_bytes());
+        self.butler.queue_depth() as u64 * self.policy.read_max_bytes.min(ring)
+    }
+
     /// Checks the combination, naming what is wrong.
     pub fn validate(&self) -> Result<()> {
         if self.tracks() == 0 {

@@ -261,6 +261,36 @@ mod tests {
         assert_eq!(spec(1, 0, 1 << 18, 2.0, 1).ring_slot_bytes(), 1 << 18);
     }
 
+    /// A `read_whole` profile's butler holds a buffer of its own for each read in flight, and
+    /// the memory a run asks the budget for counts them: one 4 MiB refill at most per request,
+    /// never more than a ring. Profiles whose reads land in the rings hold none.
+    #[test]
+    fn the_butler_buffers_of_whole_refills_are_counted() {
+        let f = Format::parse("48k/32f/mono").unwrap();
+        let mut s = spec(100, 0, 1 << 18, 2.0, 10);
+        s.format = f;
+        // Large with a 30 s buffer: rings of 5.8 MB, reads of at most 4 MiB.
+        s.policy = Policy::named("ardour-large", &f).unwrap().with_buffer(30.0);
+        assert!(s.policy.read_whole);
+        assert_eq!(
+            s.butler_buffer_bytes(),
+            4 << 20,
+            "serial: one read in flight"
+        );
+        s.butler = ButlerMode::Parallel(32);
+        assert_eq!(s.butler_buffer_bytes(), 32 * (4 << 20));
+        // A ring smaller than the largest read bounds each buffer (Medium's float ring: 2 MB).
+        s.policy = Policy::named("ardour-medium", &f).unwrap();
+        let ring = Ring::capacity_for_bytes(s.ring_bytes(), s.ring_slot_bytes());
+        assert!(ring < 4 << 20);
+        assert_eq!(s.butler_buffer_bytes(), 32 * ring);
+        // Recording alone reads nothing; the default engine reads into its rings.
+        s.play_tracks = 0;
+        s.record_tracks = 4;
+        assert_eq!(s.butler_buffer_bytes(), 0);
+        assert_eq!(spec(100, 0, 1 << 18, 2.0, 10).butler_buffer_bytes(), 0);
+    }
+
     #[test]
     fn a_live_view_sees_every_groups_fill_through_the_run() {
         // 40 tracks play and 8 record on a device that carries them: about a hundred samples

@@ -127,14 +127,23 @@ impl Streaming {
         let play_len = crate::stream::play_file_bytes(spec);
         let rec_len = crate::stream::record_file_bytes(spec);
         let rings_bytes = u64::from(spec.tracks()) * spec.ring_bytes();
+        let butler_bytes = spec.butler_buffer_bytes();
+        let mut what_pins = format!(
+            "{} rings of {}",
+            spec.tracks(),
+            crate::units::fmt_size(spec.ring_bytes())
+        );
+        if butler_bytes > 0 {
+            what_pins += &format!(
+                " and the butler's {} read buffers of {}",
+                spec.butler.queue_depth(),
+                crate::units::fmt_size(butler_bytes / spec.butler.queue_depth() as u64)
+            );
+        }
         env.memory.check(
-            &format!(
-                "{} rings of {}",
-                spec.tracks(),
-                crate::units::fmt_size(spec.ring_bytes())
-            ),
-            rings_bytes,
-            "fewer tracks or smaller rings (--buffer, --chunk)",
+            &what_pins,
+            rings_bytes + butler_bytes,
+            "fewer tracks, smaller rings (--buffer, --chunk) or a shallower parallel butler",
         )?;
         let cancel = env.ctl.cancel;
         let (dd, ctl) = env.data_dir(&what)?;
@@ -496,7 +505,8 @@ impl Streaming {
         }
         if self.device.is_none() {
             limits.push((
-                env.memory.limit / base.ring_bytes().max(1),
+                env.memory.limit.saturating_sub(base.butler_buffer_bytes())
+                    / base.ring_bytes().max(1),
                 SearchLimit::Memory,
             ));
             // A page-cache profile's confirmations run longer, and their playback files hold

@@ -233,6 +233,16 @@ fn memory_beyond_the_budget_is_refused_before_anything_is_written() {
             "{args:?} left data behind"
         );
     }
+    // Two float rings of Ardour's Medium (2 MiB each) fit; a parallel butler's own buffers
+    // for its whole refills, 64 of at most a ring each (128 MiB), do not.
+    tb().args(["play", p, "--tracks", "2", "--profile", "ardour-medium"])
+        .args(["--format", "48k/32f/mono", "--butler", "parallel:64"])
+        .args(["--max-memory", "64M", "-q"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("the butler's 64 read buffers"))
+        .stderr(predicate::str::contains("--max-memory limit"));
+    assert!(!t.path().join("trackbench-data").exists());
     tb().args(["seq", p, "--max-memory", "0", "-q"])
         .assert()
         .failure()
