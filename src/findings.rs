@@ -51,8 +51,8 @@ pub enum Finding {
     /// program's large refills cannot hide a device that falls behind (BENCHMARKS.md, "The
     /// quick locate's read-ahead"). Documents from before keep `PageCacheSearchLocatedBothWays`.
     PageCacheSearchConfirmedLong { profile: String, confirm_s: f64 },
-    /// Through the page cache on a platform that cannot drop a file's pages once read (macOS,
-    /// Windows): reads after the first pass over the files may come from RAM.
+    /// Through the page cache on a platform that cannot drop a file's cached pages (macOS,
+    /// Windows): a run may read from RAM what an earlier run of the same files left cached.
     PagesKept { profile: String },
     /// The first of several runs stood apart from the rest (signed, percent of their median).
     FirstRunOutlier { row: String, deviation_pct: f64 },

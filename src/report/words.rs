@@ -117,7 +117,7 @@ pub fn words(f: &Finding) -> String {
             "profile {profile}'s search probes with a quick locate that leaves the kernel's read-ahead as its program's locate does, and confirms its answer in runs of {confirm_s:.0} s located as the program locates: through the page cache the read-ahead runs ahead of every ring, and a short run of a count the device cannot carry can pass on that lead (ardour-small passed 153 tracks in 12 s on a device capped at 145.8 and failed at 16 s)"
         ),
         Finding::PagesKept { profile } => format!(
-            "this platform cannot drop a file's pages once read (only Linux can): profile {profile}'s reads after the first pass over its files may come from RAM, so its answer may be above what the disk carries"
+            "this platform cannot drop a file's cached pages (only Linux can): profile {profile}'s runs may read from RAM what an earlier run of the same files left cached, so its answer may be above what the disk carries"
         ),
         Finding::FirstRunOutlier { row, deviation_pct } => format!(
             "{row}: the first run was {:.0}% {} than the rest — a cache warming up? consider discarding it",

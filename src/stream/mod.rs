@@ -1026,13 +1026,16 @@ pub fn play_file_bytes(spec: &StreamSpec) -> u64 {
         spec.policy.chunk_bytes,
     );
     let rate = spec.format.bytes_per_second() as f64;
-    // Through the page cache a wrapped read finds what the first pass left there: a program
-    // playing a session does not, so those files hold the whole run.
-    let run_s = spec.duration_ns as f64 / 1e9 + spec.policy.buffer_s;
+    let run_s = spec.duration_ns as f64 / 1e9;
     let secs = if spec.policy.direct {
-        run_s.min(PLAY_FILE_MAX_S)
+        (run_s + spec.policy.buffer_s).min(PLAY_FILE_MAX_S)
     } else {
-        run_s
+        // Through the page cache a wrapped read would find what the first pass left there,
+        // where a program playing a session does not: those files hold the whole run, a full
+        // ring ahead of its last period, the largest read and a staggered start's chunk beyond
+        // it, so that no read wraps.
+        let beyond = spec.ring_bytes() + spec.policy.read_max_bytes + spec.policy.chunk_bytes;
+        run_s + beyond as f64 / rate
     };
     let least = (spec.ring_bytes() + spec.policy.chunk_bytes).div_ceil(unit);
     ((secs * rate) as u64 / unit).max(least) * unit

@@ -261,6 +261,37 @@ mod tests {
         assert_eq!(spec(1, 0, 1 << 18, 2.0, 1).ring_slot_bytes(), 1 << 18);
     }
 
+    /// Through the page cache a run never reads a byte of its files twice (a program playing a
+    /// long take does not, and a wrapped read would find the first pass cached): the files hold
+    /// what the tracks play, the full ring ahead of the last period and a read beyond it.
+    #[test]
+    fn page_cache_files_hold_every_read_of_the_run() {
+        let f = Format::parse("48k/32f/mono").unwrap();
+        for name in [
+            "ardour-small",
+            "ardour-medium",
+            "ardour-large",
+            "cubase-vst",
+        ] {
+            for secs in [1, 20, 99] {
+                let mut s = spec(8, 0, 1 << 18, 2.0, secs);
+                s.format = f;
+                s.policy = Policy::named(name, &f).unwrap();
+                assert!(!s.policy.direct, "{name}");
+                let played = secs * f.bytes_per_second();
+                let most_read = played + s.ring_bytes() + s.policy.read_max_bytes;
+                assert!(
+                    super::super::play_file_bytes(&s) >= most_read,
+                    "{name}, {secs} s"
+                );
+            }
+        }
+        // Direct I/O wraps (its reads bypass the cache): an hour's run keeps seconds of files.
+        let s = spec(8, 0, 1 << 18, 2.0, 3600);
+        let minute = 60 * Format::default().bytes_per_second();
+        assert!(super::super::play_file_bytes(&s) < minute);
+    }
+
     /// A `read_whole` profile's butler holds a buffer of its own for each read in flight, and
     /// the memory a run asks the budget for counts them: one 4 MiB refill at most per request,
     /// never more than a ring. Profiles whose reads land in the rings hold none.
