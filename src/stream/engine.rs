@@ -117,7 +117,7 @@ pub struct Files<'a> {
     /// drop each range once read changed what the kernel read ahead (ardour-medium's float
     /// tracks on a 20-IOPS device held 104 tracks with it where Ardour and the profile without
     /// it ran dry at 10.8 s).
-    pub drop_behind: Option<&'a [&'a File]>,
+    pub page_cache: Option<&'a [&'a File]>,
 }
 
 /// What a run measured, for the scenario to turn into its outcome.
@@ -200,7 +200,7 @@ impl<'a> Butler<'a> {
             files,
             t0: 0,
             scratch: (0..qd).map(|_| None).collect(),
-            last_read_at: vec![0; files.drop_behind.map_or(0, <[_]>::len)],
+            last_read_at: vec![0; files.page_cache.map_or(0, <[_]>::len)],
         }
     }
 
@@ -225,7 +225,7 @@ impl<'a> Butler<'a> {
             // first pass left cached, where a program playing a long take reads cold: the file's
             // pages go first. (Its files hold the whole run, so this is the exception.)
             if r.kind == OpKind::Read
-                && let Some(files) = self.files.drop_behind
+                && let Some(files) = self.files.page_cache
                 && let Some(last) = self.last_read_at.get_mut(r.file as usize)
             {
                 if r.file_offset < *last {
@@ -730,12 +730,12 @@ pub fn run<Tm: Timing, T: TickSide>(
         ProgressUnit::Bytes,
     );
     let mut b = Butler::new(&spec.policy, tracks.len(), backend, files);
-    if let Some(open) = files.drop_behind {
+    if let Some(open) = files.page_cache {
         read_headers(tracks, open, files.names)?;
     }
     let from_content = spec.locate_from_content
         && Tm::REAL
-        && files.drop_behind.is_none()
+        && files.page_cache.is_none()
         && tracks
             .iter()
             .all(|t| t.dir != Direction::Play || t.ring.has_memory());
@@ -754,10 +754,10 @@ pub fn run<Tm: Timing, T: TickSide>(
             // 24-bit files went to the device in 16 KiB windows, and 84 tracks failed where
             // 100 pass after the program's own locate.
             let tail = files
-                .drop_behind
+                .page_cache
                 .map_or(0, |_| locate_tail_bytes(spec, device));
             let advise = |random: bool| {
-                for f in files.drop_behind.into_iter().flatten() {
+                for f in files.page_cache.into_iter().flatten() {
                     crate::platform::advise_random(f, random);
                 }
             };
@@ -802,7 +802,7 @@ pub fn run<Tm: Timing, T: TickSide>(
     // butler's reads are served from what the kernel read ahead, and that lead is eaten
     // instead. A thread beside the butler follows both together on the device's counters.
     let buffered_device =
-        device.filter(|d| Tm::REAL && files.drop_behind.is_some() && d.bytes_read().is_some());
+        device.filter(|d| Tm::REAL && files.page_cache.is_some() && d.bytes_read().is_some());
     let stop_sampling = AtomicBool::new(false);
     let mut buffered = Vec::new();
     let rate = spec.format.bytes_per_second().max(1) as f64;

@@ -314,7 +314,7 @@ fn run_tracks(
         &mut Tracks,
         &Files {
             names: &names,
-            drop_behind: (!spec.policy.direct).then_some(&files[..]),
+            page_cache: (!spec.policy.direct).then_some(&files[..]),
         },
         device,
         ctl,

@@ -1108,7 +1108,7 @@ pub fn run_real(
             &super::real::RealTime,
             &super::engine::Files {
                 names: &names,
-                drop_behind: cached.then_some(&handles[..]),
+                page_cache: cached.then_some(&handles[..]),
             },
             device,
             ctl,
@@ -1170,7 +1170,7 @@ pub fn simulate_watched(
         &timing,
         &super::engine::Files {
             names: &names,
-            drop_behind: None,
+            page_cache: None,
         },
         None,
         &crate::control::Control {

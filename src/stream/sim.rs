@@ -187,7 +187,7 @@ pub fn simulate_watched(
         &mut Tracks,
         &Files {
             names: &names,
-            drop_behind: None,
+            page_cache: None,
         },
         None,
         &ctl,
