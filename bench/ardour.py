@@ -265,7 +265,9 @@ def trackbench(fx, preset, fmt):
                                "--format", FORMATS[fmt][0]])
     probes = d["searches"][0]["capacity"]["probes"]
     trail = ", ".join(f"{'confirm ' if p['confirmation'] else ''}{p['count']} {p['verdict']}" for p in probes)
-    print(f"<!-- trackbench {fmt} {preset}: {trail}; {sum(p['elapsed_s'] for p in probes):.0f} s -->", flush=True)
+    limit = d["searches"][0].get("limited_by")
+    print(f"<!-- trackbench {fmt} {preset}: {trail}; {sum(p['elapsed_s'] for p in probes):.0f} s"
+          f"{f'; stopped at a limit: {limit}' if limit else ''} -->", flush=True)
     return d["searches"][0]["play_tracks"]
 
 
@@ -454,7 +456,10 @@ def main():
         bound = args.cap_bps / rate if args.cap_bps else None
         n_rec = args.record_tracks or math.ceil(1.5 * (bound or 150))
         secs = args.roll + 20 + 15
-        size = max(4, math.ceil(n_rec * secs * rate * 1.3 / 2**30) + 2)
+        # Room for the recording, and for the profile's search beside it: its test files may
+        # take half of the free space, and a confirmation at n_rec tracks plays about two
+        # minutes after each ring (the image is sparse: only what is written takes space).
+        size = max(4, math.ceil((n_rec * secs * rate * 1.3 + 2 * n_rec * 150 * rate) / 2**30) + 2)
         fx = Capped(size, read_bps=args.cap_bps, read_iops=args.cap_iops, read_ahead_kb=args.read_ahead_kb)
         try:
             session = os.path.join(fx.mnt, "session")
