@@ -111,13 +111,17 @@ pub trait Timing {
 pub struct Files<'a> {
     /// Each backend file's path (or name, for a simulated one).
     pub names: &'a [PathBuf],
-    /// Through the page cache: the files. They hold the whole run, so no byte is read twice,
-    /// as a DAW streaming long takes never does; should a read wrap all the same, the file's
-    /// pages are dropped before it. Nothing else is dropped while the run reads: advice to
+    /// Through the page cache: the files. A track's hold the whole run, so no byte is read
+    /// twice, as a DAW streaming long takes never does; should a read wrap all the same, the
+    /// file's pages are dropped before it. Nothing else is dropped while tracks read: advice to
     /// drop each range once read changed what the kernel read ahead (ardour-medium's float
     /// tracks on a 20-IOPS device held 104 tracks with it where Ardour and the profile without
     /// it ran dry at 10.8 s).
     pub page_cache: Option<&'a [&'a File]>,
+    /// Through the page cache, drop each range once read: a sampler's voices read the same
+    /// sample files again note after note, and each voice reads cold, as the project's rule is
+    /// that no run streams from RAM. Tracks read each file once and drop nothing.
+    pub drop_behind: bool,
 }
 
 /// What a run measured, for the scenario to turn into its outcome.
@@ -225,6 +229,7 @@ impl<'a> Butler<'a> {
             // first pass left cached, where a program playing a long take reads cold: the file's
             // pages go first. (Its files hold the whole run, so this is the exception.)
             if r.kind == OpKind::Read
+                && !self.files.drop_behind
                 && let Some(files) = self.files.page_cache
                 && let Some(last) = self.last_read_at.get_mut(r.file as usize)
             {
@@ -322,6 +327,9 @@ impl<'a> Butler<'a> {
                 OpKind::Read => {
                     self.read_lat.record(latency);
                     self.read_bytes += n;
+                    if let Some(files) = self.files.page_cache.filter(|_| self.files.drop_behind) {
+                        crate::dataset::drop_pages(files[r.file as usize], r.file_offset, r.len);
+                    }
                 }
                 OpKind::Write => {
                     self.write_lat.record(latency);

@@ -315,6 +315,7 @@ fn run_tracks(
         &Files {
             names: &names,
             page_cache: (!spec.policy.direct).then_some(&files[..]),
+            drop_behind: false,
         },
         device,
         ctl,

@@ -1109,6 +1109,7 @@ pub fn run_real(
             &super::engine::Files {
                 names: &names,
                 page_cache: cached.then_some(&handles[..]),
+                drop_behind: true,
             },
             device,
             ctl,
@@ -1171,6 +1172,7 @@ pub fn simulate_watched(
         &super::engine::Files {
             names: &names,
             page_cache: None,
+            drop_behind: false,
         },
         None,
         &crate::control::Control {

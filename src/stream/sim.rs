@@ -188,6 +188,7 @@ pub fn simulate_watched(
         &Files {
             names: &names,
             page_cache: None,
+            drop_behind: false,
         },
         None,
         &ctl,
