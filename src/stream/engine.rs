@@ -222,9 +222,6 @@ impl<'a> Butler<'a> {
         for i in 0..self.planned.len() {
             let r = self.planned[i];
             let t = &tracks[r.track as usize];
-            // SAFETY: the planner hands out a region of the ring owned by the butler (free space
-            // for a read, filled data for a write) until the request is booked complete. A
-            // simulated ring has no memory, and a simulated device moves no data.
             // Through the page cache a read that wraps to the file's start would find what the
             // first pass left cached, where a program playing a long take reads cold: the file's
             // pages go first. (Its files hold the whole run, so this is the exception.)
@@ -238,6 +235,9 @@ impl<'a> Butler<'a> {
                 }
                 *last = r.file_offset;
             }
+            // SAFETY: the planner hands out a region of the ring owned by the butler (free space
+            // for a read, filled data for a write) until the request is booked complete. A
+            // simulated ring has no memory, and a simulated device moves no data.
             let slot = self
                 .free_slots
                 .pop()
