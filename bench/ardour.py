@@ -271,6 +271,18 @@ def trackbench(fx, preset, fmt):
     return d["searches"][0]["play_tracks"]
 
 
+def trackbench_run(fx, preset, fmt, tracks, roll, k):
+    """One run of the profile at `tracks` tracks for `roll` seconds, from a cold start as Ardour's
+    trials are (trackbench drops its own files from the page cache before it locates), printed as
+    a comment line of the same shape as Ardour's."""
+    d = trackbench_detail(fx, ["play", fx.mnt, "--tracks", str(tracks), "--profile", f"ardour-{preset.lower()}",
+                               "--format", FORMATS[fmt][0], "--duration", f"{roll}s"], ok=(0, 1, 2))
+    first = d.get("first_xrun_ms")
+    print(f"<!-- trackbench {fmt} {preset} #{k + 1}: {tracks} tracks {d['verdict']} (underruns "
+          f"{d.get('underruns')}, first at {'-' if first is None else round(first / 1000, 2)} s; worst ring "
+          f"{d.get('worst_headroom_pct')}%; locate {d.get('locate_ms')} ms) -->", flush=True)
+
+
 def check(args):
     """The project's test of a profile against Ardour (tests/suite/ardour.rs): trackbench's prediction
     P for one preset and format, then Ardour itself playing P tracks on the same fixture until it
@@ -427,6 +439,9 @@ def main():
                     help="--check: Ardour must not hold this multiple of the prediction (default: the cap's bound)")
     ap.add_argument("--at", default=None,
                     help="single trials at these track counts (comma-separated) instead of a search")
+    ap.add_argument("--tb-at", default=None,
+                    help="single runs of the profile at these track counts (comma-separated, --repeat "
+                         "times each, --roll seconds long) instead of its search; with --no-ardour")
     ap.add_argument("--no-trackbench", action="store_true",
                     help="Ardour's maxima only (the profiles' answers come from another run)")
     ap.add_argument("--no-ardour", action="store_true",
@@ -465,6 +480,11 @@ def main():
             session = os.path.join(fx.mnt, "session")
             if args.no_ardour:
                 for preset in args.presets.split(","):
+                    if args.tb_at:
+                        for k in range(args.repeat):
+                            for n in map(int, args.tb_at.split(",")):
+                                trackbench_run(fx, preset, fmt, n, args.roll, k)
+                        continue
                     print(f"| {fmt} | {preset} | - | {trackbench(fx, preset, fmt)} | - |", flush=True)
                 continue
             print(f"<!-- {fmt}: {record(fx, session, n_rec, secs, fmt)} -->", flush=True)
