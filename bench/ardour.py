@@ -33,6 +33,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from xml.etree import ElementTree
 
@@ -275,12 +276,41 @@ def trackbench_run(fx, preset, fmt, tracks, roll, k):
     """One run of the profile at `tracks` tracks for `roll` seconds, from a cold start as Ardour's
     trials are (trackbench drops its own files from the page cache before it locates), printed as
     a comment line of the same shape as Ardour's."""
-    d = trackbench_detail(fx, ["play", fx.mnt, "--tracks", str(tracks), "--profile", f"ardour-{preset.lower()}",
-                               "--format", FORMATS[fmt][0], "--duration", f"{roll}s"], ok=(0, 1, 2))
+    # The device's counters, sampled beside the run: what it served in the roll's second half,
+    # as Ardour's trials report it (the run's end is the last sample whose reads moved).
+    samples, stop = [], threading.Event()
+
+    def sample():
+        while not stop.is_set():
+            f = open(fx.stat()).read().split()
+            samples.append((time.monotonic(), int(f[0]), int(f[2]) * 512))
+            stop.wait(0.25)
+
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+    try:
+        d = trackbench_detail(fx, ["play", fx.mnt, "--tracks", str(tracks), "--profile", f"ardour-{preset.lower()}",
+                                   "--format", FORMATS[fmt][0], "--duration", f"{roll}s"], ok=(0, 1, 2))
+    finally:
+        stop.set()
+        sampler.join()
+    busy = "-"
+    moved = [i for i in range(1, len(samples)) if samples[i][1] > samples[i - 1][1]]
+    if moved and d.get("ran_ms"):
+        end = samples[moved[-1]]
+        start = [s for s in samples if s[0] <= end[0] - d["ran_ms"] / 2000]
+        if start:
+            s0 = start[-1]
+            dt = end[0] - s0[0]
+            ios, b = (end[1] - s0[1]) / dt, (end[2] - s0[2]) / dt
+            busy = f"{fx.busy(ios, b):.3f} of its cap ({ios:.1f} I/Os a second of {b / max(ios, 1e-9) / 1e3:.0f} KB)"
     first = d.get("first_xrun_ms")
+    sustain = d.get("sustain") or {}
     print(f"<!-- trackbench {fmt} {preset} #{k + 1}: {tracks} tracks {d['verdict']} (underruns "
           f"{d.get('underruns')}, first at {'-' if first is None else round(first / 1000, 2)} s; worst ring "
-          f"{d.get('worst_headroom_pct')}%; locate {d.get('locate_ms')} ms) -->", flush=True)
+          f"{d.get('worst_headroom_pct')}%; device busy {busy} in the run's second half; butler idle "
+          f"{d.get('butler_idle_pct')}%; sustain {json.dumps(sustain)[:200]}; locate {d.get('locate_ms')} ms) -->",
+          flush=True)
 
 
 def check(args):
