@@ -201,11 +201,16 @@ const LAYOUT_QUEUE_DEPTH: u32 = 4;
 /// file, 1 MiB at a time with a few requests in flight, direct unless the filesystem refuses
 /// it; then flushes them all at once (one journal commit for the set rather than one per file:
 /// thousands of tracks' files were once laid out at a quarter of the disk's rate).
+///
+/// As [`Layout::Takes`], the audio goes down in passes of `pass` bytes a file, every file's
+/// piece of a pass written and flushed before the next pass: the way a recording's takes reach
+/// the disk.
 fn lay_out(
     registered: &[(PathBuf, u32)],
     format: &Format,
     lens: &[u64],
     cached: bool,
+    layout: Layout,
     label: &str,
     ctl: &Control<'_>,
 ) -> Result<()> {
@@ -222,23 +227,47 @@ fn lay_out(
     };
     let files: Vec<&File> = spans.iter().map(|s| &s.file).collect();
     let drive_files: Vec<DriveFile> = spans.iter().map(Span::drive_file).collect();
-    let ranges = spans.iter().map(|s| (s.start, s.end)).collect();
-    let mut pattern = FileAfterFile::new(OpKind::Write, ranges, 1 << 20);
-    let limits = Limits {
-        bytes: Some(lens.iter().sum()),
-        duration: None,
+    let pass = match layout {
+        Layout::FileAfterFile => u64::MAX,
+        Layout::Takes(pass) => pass.max(1 << 20).next_multiple_of(4096),
     };
-    let stats = layout_io.drive(
-        &files,
-        &drive_files,
-        1 << 20,
-        &mut pattern,
-        limits,
-        label,
-        ctl,
-    )?;
-    if stats.interrupted {
-        return Err(Error::Interrupted);
+    let longest = spans.iter().map(|s| s.end - s.start).max().unwrap_or(0);
+    let mut from = 0u64;
+    while from < longest {
+        let to = from.saturating_add(pass);
+        let ranges: Vec<(u64, u64)> = spans
+            .iter()
+            .map(|s| {
+                let a = s.start.saturating_add(from).min(s.end);
+                (a, s.start.saturating_add(to).min(s.end))
+            })
+            .collect();
+        let bytes = ranges.iter().map(|(a, b)| b - a).sum();
+        let mut pattern = FileAfterFile::new(OpKind::Write, ranges.clone(), 1 << 20);
+        let limits = Limits {
+            bytes: Some(bytes),
+            duration: None,
+        };
+        let stats = layout_io.drive(
+            &files,
+            &drive_files,
+            1 << 20,
+            &mut pattern,
+            limits,
+            label,
+            ctl,
+        )?;
+        if stats.interrupted {
+            return Err(Error::Interrupted);
+        }
+        for (s, (a, b)) in spans.iter().zip(&ranges) {
+            if a < b {
+                s.file
+                    .sync_data()
+                    .map_err(|e| Error::io(format!("cannot flush {}", s.path.display()), e))?;
+            }
+        }
+        from = to;
     }
     for s in &spans {
         s.file
@@ -247,6 +276,23 @@ fn lay_out(
     }
     Ok(())
 }
+
+/// How a set of files is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// One after another, each in one piece: files copied or installed (a sample library).
+    FileAfterFile,
+    /// As a recording writes its takes: every file's next `pass` bytes, then all of them
+    /// flushed, pass after pass. A capture's dirty pages reach the disk when the kernel's
+    /// writeback takes them, after about [`TAKE_FLUSH_S`] of audio a track, and the filesystem
+    /// allocates them then: on ext4 that put Ardour's takes in 8 MiB extents far apart, and
+    /// these passes do the same; written and flushed at once, a file comes out in one piece.
+    Takes(u64),
+}
+
+/// Seconds of audio a track's take holds before the kernel writes it back during a recording:
+/// Linux's `vm.dirty_expire_centisecs`, 3000 by default (Documentation/admin-guide/sysctl/vm.rst).
+pub const TAKE_FLUSH_S: f64 = 30.0;
 
 /// Makes sure files `prefix-0000.wav` … for `count` tracks exist under the data directory, each
 /// with `data_len` bytes of `format` audio, reusing matching files already there (from this run's
@@ -265,6 +311,23 @@ pub fn ensure_wavs(
     ensure_wav_set(dd, prefix, &vec![data_len; count], format, cached, ctl)
 }
 
+/// `ensure_wavs` for a session's tracks through the page cache: the files it lays out are
+/// written as a recording writes its takes ([`Layout::Takes`], a pass being [`TAKE_FLUSH_S`] of
+/// `format`), so that the filesystem places them as it places a recorded session's.
+pub fn ensure_takes(
+    dd: &mut DataDir,
+    prefix: &str,
+    count: usize,
+    format: &Format,
+    data_len: u64,
+    ctl: &Control<'_>,
+) -> Result<(Vec<Span>, usize)> {
+    let data_len = check_len(format, data_len)?;
+    let pass = (TAKE_FLUSH_S * format.bytes_per_second() as f64) as u64;
+    let lens = vec![data_len; count];
+    ensure_laid_out(dd, prefix, &lens, format, true, Layout::Takes(pass), ctl)
+}
+
 /// `ensure_wavs` for files of their own lengths: `prefix-0000.wav` … with `lens[i]` bytes of
 /// audio each (whole frames and blocks), as a sample library's are.
 pub fn ensure_wav_set(
@@ -273,6 +336,18 @@ pub fn ensure_wav_set(
     lens: &[u64],
     format: &Format,
     cached: bool,
+    ctl: &Control<'_>,
+) -> Result<(Vec<Span>, usize)> {
+    ensure_laid_out(dd, prefix, lens, format, cached, Layout::FileAfterFile, ctl)
+}
+
+fn ensure_laid_out(
+    dd: &mut DataDir,
+    prefix: &str,
+    lens: &[u64],
+    format: &Format,
+    cached: bool,
+    layout: Layout,
     ctl: &Control<'_>,
 ) -> Result<(Vec<Span>, usize)> {
     let lens: Vec<u64> = lens
@@ -301,7 +376,15 @@ pub fn ensure_wav_set(
         } else {
             format!("laying out {} files", missing.len())
         };
-        lay_out(&registered, format, &missing_lens, cached, &label, ctl)?;
+        lay_out(
+            &registered,
+            format,
+            &missing_lens,
+            cached,
+            layout,
+            &label,
+            ctl,
+        )?;
         dd.mark_complete_many(&names.iter().map(String::as_str).collect::<Vec<_>>())?;
     }
     let mut spans = Vec::with_capacity(lens.len());
@@ -363,6 +446,38 @@ mod tests {
         drop(spans);
         dd.close().unwrap();
         assert!(!t.path().join(crate::datadir::DIR_NAME).exists());
+    }
+
+    #[test]
+    fn takes_are_laid_out_pass_by_pass_with_every_byte_in_place() {
+        // 44.1k 16-bit mono: a pass is 30 s, 2.6 MB, so files of 6.5 MB go down in three
+        // passes, the last one short.
+        let t = tempfile::tempdir().unwrap();
+        let cancel = AtomicBool::new(false);
+        let ctl = Control {
+            cancel: &cancel,
+            progress: &NoProgress,
+            world: &crate::world::Alone,
+        };
+        let mut dd = DataDir::open(t.path(), false).unwrap();
+        let fmt = Format::parse("44.1k/16/mono").unwrap();
+        let len = 6_500_000u64.next_multiple_of(4096);
+        let (spans, reused) = ensure_takes(&mut dd, "take", 3, &fmt, len, &ctl).unwrap();
+        assert_eq!((spans.len(), reused), (3, 0));
+        for s in &spans {
+            assert_eq!(s.len(), len);
+            assert_eq!(s.file.metadata().unwrap().len(), DATA_OFFSET + len);
+            let mut buf = vec![0u8; len as usize];
+            s.file.read_exact_at(&mut buf, s.start).unwrap();
+            crate::content::verify(&buf, s.content_id.unwrap(), s.start, true).unwrap();
+            let r = hound::WavReader::open(&s.path).unwrap();
+            assert_eq!(u64::from(r.len()) * 2, len);
+        }
+        drop(spans);
+        // Reused as any other set: the manifest does not care how they were written.
+        let (_, reused) = ensure_takes(&mut dd, "take", 3, &fmt, len, &ctl).unwrap();
+        assert_eq!(reused, 3);
+        dd.close().unwrap();
     }
 
     #[test]

@@ -156,15 +156,7 @@ impl Streaming {
         let (laid, reserved) = std::thread::scope(|s| {
             let r =
                 s.spawn(|| rings.reserve_unless(spec.tracks() as usize, ring_len as usize, &stop));
-            let laid = dataset::ensure_wavs(
-                dd,
-                "play",
-                spec.play_tracks as usize,
-                &spec.format,
-                play_len,
-                !direct,
-                ctl,
-            );
+            let laid = play_files(dd, spec, spec.play_tracks as usize, play_len, ctl);
             if laid.is_err() {
                 failed.store(true, Ordering::Relaxed);
             }
@@ -278,7 +270,7 @@ impl Streaming {
         let (format, direct) = (spec.format, spec.policy.direct);
         let play_len = crate::stream::play_file_bytes(spec);
         let (dd, ctl) = env.data_dir("the first guess")?;
-        let (play, _) = dataset::ensure_wavs(dd, "play", files, &format, play_len, !direct, ctl)?;
+        let (play, _) = play_files(dd, spec, files, play_len, ctl)?;
         let (mut span, _) = dataset::ensure_wavs(dd, "span", 1, &format, 256 << 20, false, ctl)?;
         let span = span.remove(0);
         if !direct {
@@ -687,6 +679,26 @@ pub fn planned_duration_s(spec: &StreamSpec, find_max: bool, simulated: bool) ->
 struct Rates {
     read: f64,
     write: f64,
+}
+
+/// The playback tracks' files. Through the page cache they are laid out as a recording's takes
+/// (`dataset::Layout::Takes`): a program reading a session reads files the filesystem placed
+/// as it recorded them, and where a read-ahead window crosses from one extent to the next the
+/// device takes two I/Os (Ardour's float takes on a 20-IOPS device: one more I/O a track in
+/// the refill that ran dry, BENCHMARKS.md). Direct-I/O files stay laid out file after file, as
+/// the capped-device searches were measured on.
+fn play_files(
+    dd: &mut crate::datadir::DataDir,
+    spec: &StreamSpec,
+    count: usize,
+    play_len: u64,
+    ctl: &crate::control::Control<'_>,
+) -> Result<(Vec<Span>, usize)> {
+    if spec.policy.direct {
+        dataset::ensure_wavs(dd, "play", count, &spec.format, play_len, false, ctl)
+    } else {
+        dataset::ensure_takes(dd, "play", count, &spec.format, play_len, ctl)
+    }
 }
 
 /// What the short transfers before a search suggest.

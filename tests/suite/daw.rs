@@ -1,6 +1,6 @@
 //! `load` and `bounce` through the binary on temporary directories: a template load's four
 //! passes, and an offline export whose 24-bit files are valid WAV holding exactly the normalised
-//! conversion of what was rendered.
+//! conversion of what was rendered; and the takes a page-cache profile plays, laid out as recorded.
 
 use crate::common;
 
@@ -134,4 +134,75 @@ fn load_and_bounce_flags_are_checked() {
             .failure()
             .stderr(predicate::str::contains(says));
     }
+}
+
+/// A page-cache profile's play files are laid out as a recording writes its takes (every
+/// track's next 30 s, then flushed, pass after pass), so the filesystem places them as it
+/// places a recorded session's: on ext4 a take of 12 MB comes out in extents of up to 8 MiB,
+/// as Ardour's do, where files written and flushed at once come out in one piece each. Checked
+/// with `filefrag` where the temporary directory is ext4 and e2fsprogs is installed.
+#[test]
+#[cfg(target_os = "linux")]
+fn page_cache_play_files_are_laid_out_as_recorded_takes() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs = std::process::Command::new("stat")
+        .args(["-f", "-c", "%T"])
+        .arg(dir.path())
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default();
+    let filefrag = std::process::Command::new("filefrag").arg("-V").output();
+    if fs != "ext2/ext3" || filefrag.is_err() {
+        eprintln!("skipped: {fs:?} is not ext4, or filefrag is missing");
+        return;
+    }
+    crate::common::tb()
+        .arg("play")
+        .arg(dir.path())
+        .args([
+            "--profile",
+            "ardour-large",
+            "--format",
+            "48k/32f/mono",
+            "--tracks",
+            "6",
+            "--duration",
+            "5s",
+            "--keep",
+            "--no-store",
+            "-q",
+        ])
+        .assert()
+        .success();
+    let data = dir.path().join("trackbench-data");
+    let mut extents = Vec::new();
+    for i in 0..6 {
+        let f = data.join(format!("play-{i:04}.wav"));
+        assert!(
+            f.metadata().unwrap().len() > 9 << 20,
+            "{f:?} shorter than two passes"
+        );
+        let out = std::process::Command::new("filefrag")
+            .arg(&f)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        let n: u32 = text
+            .rsplit(':')
+            .next()
+            .and_then(|s| s.split_whitespace().next())
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| panic!("filefrag said {text:?}"));
+        extents.push(n);
+    }
+    assert!(
+        extents.iter().filter(|&&n| n >= 2).count() >= 4,
+        "takes in one piece: {extents:?} extents"
+    );
+    crate::common::tb()
+        .arg("clean")
+        .arg(dir.path())
+        .assert()
+        .success();
+    assert!(!data.exists());
 }
