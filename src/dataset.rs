@@ -260,8 +260,11 @@ fn lay_out(
         if stats.interrupted {
             return Err(Error::Interrupted);
         }
+        // Flushed between passes, as writeback takes a capture's pages; the last pass (and a
+        // layout file after file, one pass) is flushed with the rest below.
+        let between = matches!(layout, Layout::Takes(_)) && to < longest;
         for (s, (a, b)) in spans.iter().zip(&ranges) {
-            if a < b {
+            if between && a < b {
                 s.file
                     .sync_data()
                     .map_err(|e| Error::io(format!("cannot flush {}", s.path.display()), e))?;
