@@ -265,7 +265,13 @@ def trackbench(fx, preset, fmt):
     d = trackbench_detail(fx, ["play", fx.mnt, "--find-max", "--profile", f"ardour-{preset.lower()}",
                                "--format", FORMATS[fmt][0]])
     probes = d["searches"][0]["capacity"]["probes"]
-    trail = ", ".join(f"{'confirm ' if p['confirmation'] else ''}{p['count']} {p['verdict']}" for p in probes)
+    def why(p):
+        s = p.get("shortcoming")
+        return f" ({s['kind']})" if s and p["verdict"] != "pass" else ""
+
+    trail = ", ".join(
+        f"{'confirm ' if p['confirmation'] else ''}{p['count']} {p['verdict']}{why(p)}" for p in probes
+    )
     limit = d["searches"][0].get("limited_by")
     print(f"<!-- trackbench {fmt} {preset}: {trail}; {sum(p['elapsed_s'] for p in probes):.0f} s"
           f"{f'; stopped at a limit: {limit}' if limit else ''} -->", flush=True)

@@ -3,7 +3,7 @@
 //! at the answer. Every probe is kept.
 
 use crate::error::{Error, Result};
-use crate::stream::{CapacityEvidence, Verdict};
+use crate::stream::{CapacityEvidence, Shortcoming, Verdict};
 use crate::world::{World, gather};
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::AtomicBool;
@@ -15,6 +15,9 @@ pub struct Probe {
     /// Wall time the probe took, setup included.
     pub elapsed_s: f64,
     pub verdict: Verdict,
+    /// Why a probe that did not pass did not (the first rule that held), where it can say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shortcoming: Option<Shortcoming>,
     pub worst_headroom_pct: f64,
     pub xruns: u64,
     /// A confirmation run: at the answer, or stepping down after a failed one.
@@ -62,6 +65,8 @@ pub struct ProbeEvidence {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ProbeResult {
     pub verdict: Verdict,
+    /// Why it did not pass, where the run can say.
+    pub shortcoming: Option<Shortcoming>,
     pub worst_headroom_pct: f64,
     pub xruns: u64,
     /// The count the probe suggests the device carries, if it can tell: a saturated probe knows
@@ -238,6 +243,7 @@ pub fn find_max(
             count: n,
             elapsed_s: t.elapsed().as_secs_f64(),
             verdict: r.verdict,
+            shortcoming: r.shortcoming,
             worst_headroom_pct: r.worst_headroom_pct,
             xruns: r.xruns,
             confirmation,
@@ -423,6 +429,8 @@ struct SharedResult {
     program_locate: bool,
     #[serde(default)]
     evidence: Option<ProbeEvidence>,
+    #[serde(default)]
+    shortcoming: Option<Shortcoming>,
 }
 
 /// One probe of `count`, run by every rank at once: the ranks meet before it (so files are laid
@@ -452,6 +460,7 @@ pub fn shared_probe(
             figures: r.figures,
             program_locate: r.program_locate,
             evidence: r.evidence,
+            shortcoming: r.shortcoming,
         }),
         Ok(None) | Err(Error::Interrupted) => RankProbe::Interrupted,
         Err(e) => RankProbe::Failed(e.to_string()),
@@ -491,26 +500,37 @@ fn combine(all: &[RankProbe], count: u32) -> Result<Option<ProbeResult>> {
         return Ok(None);
     }
     let evidence: Option<Vec<ProbeEvidence>> = ran.iter().map(|r| r.evidence).collect();
-    let (verdict, estimate, storage) = match evidence {
+    // Why the worst rank did not pass by `verdict_of` (its own deadlines, or all its rules).
+    let worst_rank = |verdict_of: &dyn Fn(&SharedResult) -> Verdict, worst: Verdict| {
+        ran.iter()
+            .find(|r| worst != Verdict::Pass && verdict_of(r) == worst)
+            .and_then(|r| r.shortcoming)
+    };
+    let (verdict, shortcoming, estimate, storage) = match evidence {
         Some(ev) => {
             let own = ev.iter().map(|e| e.own).max().unwrap_or(Verdict::Fail);
             let caps: Vec<CapacityEvidence> = ev.iter().map(|e| e.capacity).collect();
             let storage = CapacityEvidence::pooled(&caps);
             // The capacity rules come after a rank's xruns and margin, before its length.
-            let verdict = match storage.and_then(|s| s.shortcoming()) {
-                Some(_) => own.max(Verdict::Marginal),
-                None => own,
+            let (verdict, shortcoming) = match storage.and_then(|s| s.shortcoming()) {
+                Some(s) if own <= Verdict::Marginal => (Verdict::Marginal, Some(s)),
+                Some(_) | None => (
+                    own,
+                    worst_rank(&|r| r.evidence.map_or(r.verdict, |e| e.own), own),
+                ),
             };
             let estimate = (own == Verdict::Pass)
                 .then(|| storage.and_then(|s| s.share()))
                 .flatten()
                 .map(|share| share * f64::from(count));
-            (verdict, estimate, storage)
+            (verdict, shortcoming, estimate, storage)
         }
         None => {
             let estimates: Vec<f64> = ran.iter().filter_map(|r| r.estimate).collect();
+            let verdict = ran.iter().map(|r| r.verdict).max().unwrap_or(Verdict::Fail);
             (
-                ran.iter().map(|r| r.verdict).max().unwrap_or(Verdict::Fail),
+                verdict,
+                worst_rank(&|r| r.verdict, verdict),
                 // Only when every rank could tell: one rank's silence says nothing of its share.
                 (estimates.len() == ran.len())
                     .then(|| estimates.into_iter().fold(f64::INFINITY, f64::min)),
@@ -520,6 +540,7 @@ fn combine(all: &[RankProbe], count: u32) -> Result<Option<ProbeResult>> {
     };
     Ok(Some(ProbeResult {
         verdict,
+        shortcoming,
         worst_headroom_pct: ran
             .iter()
             .map(|r| r.worst_headroom_pct)
@@ -555,6 +576,7 @@ mod tests {
                 program_locate: false,
                 evidence: None,
                 storage: None,
+                shortcoming: None,
                 verdict: if n <= max_ok {
                     Verdict::Pass
                 } else {
@@ -610,6 +632,7 @@ mod tests {
             program_locate: false,
             evidence: None,
             storage: None,
+            shortcoming: None,
             verdict: if pass {
                 Verdict::Pass
             } else {
@@ -797,6 +820,7 @@ mod tests {
                 program_locate: false,
                 evidence: None,
                 storage: None,
+                shortcoming: None,
                 verdict: if pass { Verdict::Pass } else { Verdict::Fail },
                 worst_headroom_pct: 30.0,
                 xruns: 0,
@@ -838,6 +862,7 @@ mod tests {
             figures: Default::default(),
             program_locate: false,
             evidence: None,
+            shortcoming: None,
         })
     }
 
@@ -866,7 +891,24 @@ mod tests {
             figures: Default::default(),
             program_locate: false,
             evidence: Some(ProbeEvidence { own, capacity }),
+            // A rank's own rules come first, as a real run's do.
+            shortcoming: match own {
+                Verdict::Fail => Some(Shortcoming::Xruns { count: 1 }),
+                Verdict::Marginal => Some(Shortcoming::BelowMargin {
+                    worst_pct: 10.0,
+                    margin_pct: 25.0,
+                }),
+                Verdict::TooShort => Some(Shortcoming::TooShort {
+                    ran_s: 1.0,
+                    needed_s: 5.0,
+                }),
+                Verdict::Pass => capacity.shortcoming(),
+            },
         })
+    }
+
+    fn all_of_rank(own: Verdict) -> RankProbe {
+        streamed(own, 0.0, 0.1, 20.0)
     }
 
     #[test]
@@ -898,6 +940,11 @@ mod tests {
         // At 1.03 of the bound: the mean drains, whatever one rank's trend says.
         let r = studio(&[(0.05, 5.6), (12.12, 0.0), (-4.18, 0.2)], 50);
         assert_eq!(r.verdict, Marginal);
+        assert!(
+            matches!(r.shortcoming, Some(Shortcoming::Draining { shortfall_pct }) if (shortfall_pct - 7.99 / 3.0).abs() < 1e-9),
+            "the pooled evidence says why, not one rank's: {:?}",
+            r.shortcoming
+        );
         let share = 1.0 - (0.05 + 12.12 - 4.18) / 300.0;
         assert!((r.estimate.unwrap() - 50.0 * share).abs() < 1e-6);
         // Every rank gaining, but one butler never idle: the storage had nothing to spare.
@@ -911,6 +958,11 @@ mod tests {
         .unwrap()
         .unwrap();
         assert_eq!(r.verdict, Marginal);
+        assert!(
+            matches!(r.shortcoming, Some(Shortcoming::NoSpareCapacity { idle_pct, .. }) if idle_pct == 1.0),
+            "{:?}",
+            r.shortcoming
+        );
         // A rank's own deadlines are its own: an xrun fails the studio, a ring below the
         // margin makes it marginal, a rank too short to tell leaves it too short.
         for (own, studio) in [(Fail, Fail), (Marginal, Marginal), (TooShort, TooShort)] {
@@ -925,7 +977,25 @@ mod tests {
             .unwrap();
             assert_eq!(r.verdict, studio, "{own:?}");
             assert_eq!(r.estimate, None, "{own:?}");
+            assert_eq!(
+                r.shortcoming,
+                match &all_of_rank(own) {
+                    RankProbe::Ran(x) => x.shortcoming,
+                    _ => None,
+                },
+                "the failing rank's reason: {own:?}"
+            );
         }
+        // Storage that could not keep up, under a rank that failed its own deadlines: the
+        // xruns are the reason given, as the verdict is theirs.
+        let r = combine(
+            &[streamed(Pass, 9.0, 0.1, 0.0), streamed(Fail, 9.0, 0.1, 0.0)],
+            10,
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(r.verdict, Fail);
+        assert_eq!(r.shortcoming, Some(Shortcoming::Xruns { count: 1 }));
     }
 
     #[test]

@@ -21,6 +21,9 @@ pub struct TrailStep {
     pub count: u32,
     pub verdict: Verdict,
     pub confirmation: bool,
+    /// Why a probe that did not pass did not, where the run could say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shortcoming: Option<Shortcoming>,
 }
 
 /// One observation.

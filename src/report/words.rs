@@ -17,14 +17,35 @@ fn trail(probes: &[TrailStep]) -> String {
         .iter()
         .map(|p| {
             format!(
-                "{}{} {}",
+                "{}{} {}{}",
                 if p.confirmation { "confirm " } else { "" },
                 p.count,
-                p.verdict.word().to_lowercase()
+                p.verdict.word().to_lowercase(),
+                match p.shortcoming {
+                    // A too-short probe's verdict already says why.
+                    Some(s) if p.verdict != stream::Verdict::Pass && s.is_failure() =>
+                        format!(" ({})", brief(&s)),
+                    _ => String::new(),
+                }
             )
         })
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// Why a probe did not pass, in the few words a search's trail has room for.
+fn brief(s: &Shortcoming) -> &'static str {
+    match s {
+        Shortcoming::Xruns { .. } => "xruns",
+        Shortcoming::BelowMargin { .. } => "below the margin",
+        Shortcoming::Draining { .. } => "rings draining",
+        Shortcoming::NoSpareCapacity { .. } => "no spare capacity",
+        Shortcoming::LosingGround { .. } => "losing ground",
+        Shortcoming::TooShort { .. } => "too short",
+        Shortcoming::Dropouts { .. } => "dropouts",
+        Shortcoming::LateFirstRead { .. } => "late first reads",
+        Shortcoming::DeviceBehind { .. } => "device behind",
+    }
 }
 
 /// Why a run did not pass, in words.
@@ -477,6 +498,43 @@ pub fn words(f: &Finding) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_search_trail_says_why_each_probe_fell_short() {
+        use stream::Verdict::*;
+        let step = |count, verdict, shortcoming| TrailStep {
+            count,
+            verdict,
+            confirmation: false,
+            shortcoming,
+        };
+        let t = trail(&[
+            step(
+                87,
+                Marginal,
+                Some(Shortcoming::DeviceBehind {
+                    shortfall_pct: 3.1,
+                    noise_pct: 0.4,
+                }),
+            ),
+            step(100, Fail, Some(Shortcoming::Xruns { count: 2 })),
+            step(
+                60,
+                TooShort,
+                Some(Shortcoming::TooShort {
+                    ran_s: 1.0,
+                    needed_s: 4.0,
+                }),
+            ),
+            step(79, Pass, None),
+            // Older result documents kept no reason.
+            step(83, Marginal, None),
+        ]);
+        assert_eq!(
+            t,
+            "87 marginal (device behind), 100 fail (xruns), 60 too short, 79 pass, 83 marginal"
+        );
+    }
 
     /// docs/result-schema.md lists every figure and every kind of finding the code can write.
     #[test]

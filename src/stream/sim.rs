@@ -397,6 +397,7 @@ mod tests {
                 program_locate: false,
                 evidence: None,
                 storage: None,
+                shortcoming: None,
                 verdict: o.verdict,
                 worst_headroom_pct: o.worst_headroom_pct,
                 xruns: o.xruns(),

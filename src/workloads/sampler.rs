@@ -562,6 +562,7 @@ impl Workload for Sampler {
                         });
                         Ok(Some(ProbeResult {
                             verdict: o.verdict,
+                            shortcoming: o.shortcoming,
                             worst_headroom_pct: o.worst_headroom_pct,
                             xruns: o.dropouts,
                             estimate: o.capacity_estimate().map(|e| e * f64::from(v)),
@@ -611,6 +612,7 @@ impl Workload for Sampler {
                     count: p.count,
                     verdict: p.verdict,
                     confirmation: p.confirmation,
+                    shortcoming: p.shortcoming,
                 })
                 .collect(),
             answer: cap.answer,

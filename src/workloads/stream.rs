@@ -466,6 +466,7 @@ impl Streaming {
                     });
                     Ok(Some(ProbeResult {
                         verdict: o.verdict,
+                        shortcoming: o.shortcoming,
                         worst_headroom_pct: o.worst_headroom_pct,
                         xruns: o.xruns(),
                         estimate: o.capacity_estimate().map(|share| share * f64::from(n)),
@@ -946,6 +947,7 @@ impl Workload for Streaming {
                         count: pr.count,
                         verdict: pr.verdict,
                         confirmation: pr.confirmation,
+                        shortcoming: pr.shortcoming,
                     })
                     .collect(),
                 answer: cap.answer,

@@ -80,6 +80,13 @@ fn answer(v: &Value) -> f64 {
             && p["count"] == s["capacity"]["answer"]),
         "no passed confirmation at the answer: {s}"
     );
+    for p in probes {
+        assert_eq!(
+            p["shortcoming"]["kind"].is_string(),
+            p["verdict"] != "pass",
+            "a probe says why it fell short, and only then: {p}"
+        );
+    }
     (s["play_tracks"].as_u64().unwrap() + s["record_tracks"].as_u64().unwrap()) as f64
 }
 

@@ -86,6 +86,11 @@ fn check_searches(v: &Value, max: u32, what: &str) -> usize {
                 p["verdict"], "too_short",
                 "{what}: a probe too short to tell: {p}"
             );
+            assert_eq!(
+                p["shortcoming"]["kind"].is_string(),
+                p["verdict"] != "pass",
+                "{what}: a probe says why it fell short, and only then: {p}"
+            );
         }
         if cap["hit_limit"] == true {
             assert!(

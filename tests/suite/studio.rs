@@ -129,6 +129,13 @@ fn a_studio_search_shares_the_capped_storages_bound_and_its_model_agrees() {
             .iter()
             .all(|p| p["ranks"].as_array().unwrap().len() == 3)
     );
+    for p in probes {
+        assert_eq!(
+            p["shortcoming"]["kind"].is_string(),
+            p["verdict"] != "pass",
+            "a studio's probe says why it fell short, and only then: {p}"
+        );
+    }
     // At the answer, every workstation passed, and together they read no more than the cap.
     let last = probes.last().unwrap();
     assert_eq!(last["count"].as_f64().unwrap(), each);
