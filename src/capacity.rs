@@ -472,6 +472,21 @@ pub fn shared_probe(
     combine(&all, count)
 }
 
+/// Why a studio's probe came out `worst`: the reason of the first rank whose verdict by
+/// `verdict_of` (its own deadlines, or all its rules) is that; none for a pass.
+fn reason_of(
+    ran: &[&SharedResult],
+    worst: Verdict,
+    verdict_of: impl Fn(&SharedResult) -> Verdict,
+) -> Option<Shortcoming> {
+    if worst == Verdict::Pass {
+        return None;
+    }
+    ran.iter()
+        .find(|r| verdict_of(r) == worst)
+        .and_then(|r| r.shortcoming)
+}
+
 /// The studio's verdict from every rank's probe of `count`: the lowest headroom and every xrun;
 /// the worst of the ranks' own verdicts (an xrun or a ring below the margin on any workstation),
 /// then the capacity rules on the storage's evidence, pooled from every rank's (they share it:
@@ -500,12 +515,6 @@ fn combine(all: &[RankProbe], count: u32) -> Result<Option<ProbeResult>> {
         return Ok(None);
     }
     let evidence: Option<Vec<ProbeEvidence>> = ran.iter().map(|r| r.evidence).collect();
-    // Why the worst rank did not pass by `verdict_of` (its own deadlines, or all its rules).
-    let worst_rank = |verdict_of: &dyn Fn(&SharedResult) -> Verdict, worst: Verdict| {
-        ran.iter()
-            .find(|r| worst != Verdict::Pass && verdict_of(r) == worst)
-            .and_then(|r| r.shortcoming)
-    };
     let (verdict, shortcoming, estimate, storage) = match evidence {
         Some(ev) => {
             let own = ev.iter().map(|e| e.own).max().unwrap_or(Verdict::Fail);
@@ -516,7 +525,7 @@ fn combine(all: &[RankProbe], count: u32) -> Result<Option<ProbeResult>> {
                 Some(s) if own <= Verdict::Marginal => (Verdict::Marginal, Some(s)),
                 Some(_) | None => (
                     own,
-                    worst_rank(&|r| r.evidence.map_or(r.verdict, |e| e.own), own),
+                    reason_of(&ran, own, |r| r.evidence.map_or(r.verdict, |e| e.own)),
                 ),
             };
             let estimate = (own == Verdict::Pass)
@@ -530,7 +539,7 @@ fn combine(all: &[RankProbe], count: u32) -> Result<Option<ProbeResult>> {
             let verdict = ran.iter().map(|r| r.verdict).max().unwrap_or(Verdict::Fail);
             (
                 verdict,
-                worst_rank(&|r| r.verdict, verdict),
+                reason_of(&ran, verdict, |r| r.verdict),
                 // Only when every rank could tell: one rank's silence says nothing of its share.
                 (estimates.len() == ran.len())
                     .then(|| estimates.into_iter().fold(f64::INFINITY, f64::min)),
@@ -907,10 +916,6 @@ mod tests {
         })
     }
 
-    fn all_of_rank(own: Verdict) -> RankProbe {
-        streamed(own, 0.0, 0.1, 20.0)
-    }
-
     #[test]
     fn a_studio_judges_its_storage_by_every_ranks_evidence_together() {
         use Verdict::*;
@@ -966,25 +971,17 @@ mod tests {
         // A rank's own deadlines are its own: an xrun fails the studio, a ring below the
         // margin makes it marginal, a rank too short to tell leaves it too short.
         for (own, studio) in [(Fail, Fail), (Marginal, Marginal), (TooShort, TooShort)] {
-            let r = combine(
-                &[
-                    streamed(Pass, 0.0, 0.1, 20.0),
-                    streamed(own, 0.0, 0.1, 20.0),
-                ],
-                10,
-            )
-            .unwrap()
-            .unwrap();
+            let short = streamed(own, 0.0, 0.1, 20.0);
+            let RankProbe::Ran(ref rank) = short else {
+                unreachable!("streamed ran")
+            };
+            let reason = rank.shortcoming;
+            let r = combine(&[streamed(Pass, 0.0, 0.1, 20.0), short], 10)
+                .unwrap()
+                .unwrap();
             assert_eq!(r.verdict, studio, "{own:?}");
             assert_eq!(r.estimate, None, "{own:?}");
-            assert_eq!(
-                r.shortcoming,
-                match &all_of_rank(own) {
-                    RankProbe::Ran(x) => x.shortcoming,
-                    _ => None,
-                },
-                "the failing rank's reason: {own:?}"
-            );
+            assert_eq!(r.shortcoming, reason, "the short rank's reason: {own:?}");
         }
         // Storage that could not keep up, under a rank that failed its own deadlines: the
         // xruns are the reason given, as the verdict is theirs.
