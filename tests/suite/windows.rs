@@ -46,7 +46,7 @@ fn on_path(program: &str) -> bool {
 }
 
 fn build() -> Result<Win, String> {
-    for p in ["wine", "x86_64-w64-mingw32-gcc"] {
+    for p in ["wine", "wineserver", "x86_64-w64-mingw32-gcc"] {
         if !on_path(p) {
             return Err(format!("{p} is not installed (Debian: wine, mingw-w64)"));
         }
@@ -105,6 +105,17 @@ fn build() -> Result<Win, String> {
             "trackbench.exe does not start under wine: {}",
             String::from_utf8_lossy(&v.stderr)
         ));
+    }
+    // A new prefix goes on being set up after that first start returns (wineboot's rundll32,
+    // services, device drivers: about 2 s here, longer in a loaded CI run), and the tests' own
+    // starts would overlap it: wait until the prefix's wineserver has no process left and exits.
+    let idle = Command::new("wineserver")
+        .arg("-w")
+        .env("WINEPREFIX", &w.prefix)
+        .status()
+        .map_err(|e| format!("wineserver -w: {e}"))?;
+    if !idle.success() {
+        return Err(format!("wineserver -w: {idle}"));
     }
     Ok(w)
 }
