@@ -108,14 +108,16 @@ fn build() -> Result<Win, String> {
     }
     // A new prefix goes on being set up after that first start returns (wineboot's rundll32,
     // services, device drivers: about 2 s here, longer in a loaded CI run), and the tests' own
-    // starts would overlap it: wait until the prefix's wineserver has no process left and exits.
-    let idle = Command::new("wineserver")
-        .arg("-w")
+    // starts would overlap it: wait until the prefix's wineserver has no process left and exits
+    // (for two minutes at most: a wine process that never ends must not hang the suite; the
+    // tests then start beside it, as they did before this wait, and say so).
+    let idle = Command::new("timeout")
+        .args(["120", "wineserver", "-w"])
         .env("WINEPREFIX", &w.prefix)
         .status()
-        .map_err(|e| format!("wineserver -w: {e}"))?;
+        .map_err(|e| format!("timeout 120 wineserver -w: {e}"))?;
     if !idle.success() {
-        return Err(format!("wineserver -w: {idle}"));
+        eprintln!("wineserver -w did not end ({idle}): the Windows tests start beside it");
     }
     Ok(w)
 }
