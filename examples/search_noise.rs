@@ -18,9 +18,9 @@
 //! 18540); a failure either knows what it delivered (the rate within `fail_noise`) or,
 //! `no_spare` of the time when the count is within 5% of the rate, found no spare capacity and
 //! delivered about what it asked (2% under to 8% over it). The first guess falls anywhere in
-//! [`guess_low`, `guess_high`] × `C`, as the sequential rate's guess does. The time of a search is modelled on this machine's default `play --find-max`, whatever
-//! the noise: a first probe of 28 s (its files laid out), 14.5 s for each later one, 5 s at the
-//! end.
+//! [`guess_low`, `guess_high`] × `C`, as the sequential rate's guess does. The time of a search
+//! is modelled on this machine's default `play --find-max`, whatever the noise: a first probe of
+//! 28 s (its files laid out), 14.5 s for each later one, 5 s at the end.
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use trackbench::capacity::{ProbeResult, find_max};
