@@ -44,6 +44,36 @@ impl AlignedBuf {
         Ok(AlignedBuf { ptr, len })
     }
 
+    /// `try_new` without touching: the pages are reserved but not yet backed, so allocating
+    /// thousands of ring buffers takes milliseconds, and the seconds of first-touching them can
+    /// be spent on other threads while the run does other work (`touch`).
+    ///
+    /// # Safety
+    /// The bytes are uninitialised: nothing may read them (through `Deref` or a pointer) until
+    /// `touch` has run on the whole buffer.
+    pub unsafe fn try_new_untouched(len: usize) -> crate::error::Result<AlignedBuf> {
+        let cap = len.max(1).div_ceil(ALIGN) * ALIGN;
+        let refused = || crate::error::Error::OutOfMemory { bytes: cap as u64 };
+        let layout = Layout::from_size_align(cap, ALIGN).map_err(|_| refused())?;
+        // SAFETY: layout has non-zero size.
+        let p = unsafe { alloc(layout) };
+        let ptr = NonNull::new(p).ok_or_else(refused)?;
+        Ok(AlignedBuf { ptr, len })
+    }
+
+    /// Zeroes the buffer at `ptr`, `len` bytes rounded up to whole pages as `try_new` does
+    /// (in order, for the physically adjacent pages `try_new` explains): its pages are backed
+    /// and its bytes initialised.
+    ///
+    /// # Safety
+    /// `ptr` is the start of an `AlignedBuf` of `len` bytes, and nothing else reads or writes
+    /// it meanwhile.
+    pub unsafe fn touch(ptr: *mut u8, len: usize) {
+        let cap = len.max(1).div_ceil(ALIGN) * ALIGN;
+        // SAFETY: the caller's contract; the allocation is cap bytes long.
+        unsafe { std::ptr::write_bytes(ptr, 0, cap) };
+    }
+
     pub fn as_mut_ptr(&mut self) -> *mut u8 {
         self.ptr.as_ptr()
     }
@@ -85,6 +115,19 @@ mod tests {
         for len in [1, 512, 4096, 65536 + 7] {
             let b = AlignedBuf::new(len);
             assert_eq!(b.as_ptr() as usize % ALIGN, 0);
+            assert_eq!(b.len(), len);
+            assert!(b.iter().all(|&x| x == 0));
+        }
+    }
+
+    #[test]
+    fn an_untouched_buffer_is_aligned_and_zero_once_touched() {
+        for len in [1, 4096, 65536 + 7] {
+            // SAFETY: touched whole before it is read.
+            let mut b = unsafe { AlignedBuf::try_new_untouched(len) }.unwrap();
+            assert_eq!(b.as_mut_ptr() as usize % ALIGN, 0);
+            // SAFETY: the buffer's own start and length, nothing else using it.
+            unsafe { AlignedBuf::touch(b.as_mut_ptr(), len) };
             assert_eq!(b.len(), len);
             assert!(b.iter().all(|&x| x == 0));
         }

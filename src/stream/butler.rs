@@ -44,6 +44,9 @@ pub struct Planner {
     /// Bytes each playback ring keeps free during the locate (`plan` with `play_only`): a quick
     /// locate leaves a ring's last part to the program's own reads (see `engine::run`).
     pub locate_leaves: u64,
+    /// Tracks whose rings are ready, counted from the first (`RingsReady`): only those get
+    /// requests. All of them once the clock runs.
+    ready: usize,
 }
 
 /// Most tracks one scan lines up.
@@ -66,6 +69,21 @@ impl Planner {
             stale: true,
             seen: 0,
             locate_leaves: 0,
+            ready: tracks,
+        }
+    }
+
+    /// Tracks whose rings may be used, from the first.
+    pub fn ready(&self) -> usize {
+        self.ready
+    }
+
+    /// Only the first `ready` tracks' rings may be used yet (their memory is still being
+    /// touched on other threads while the locate fills the ready ones).
+    pub fn set_ready(&mut self, ready: usize) {
+        if ready != self.ready {
+            self.ready = ready;
+            self.stale = true;
         }
     }
 
@@ -81,6 +99,10 @@ impl Planner {
     /// The rings changed outside the tick (prefill, stagger): scan again.
     pub fn invalidate(&mut self) {
         self.stale = true;
+    }
+
+    pub fn queue_depth(&self) -> usize {
+        self.queue_depth
     }
 
     pub fn in_flight(&self) -> usize {
@@ -110,13 +132,19 @@ impl Planner {
         if room == 0 {
             return;
         }
-        let n = tracks.len();
+        let n = tracks.len().min(self.ready);
+        if n == 0 {
+            return;
+        }
         let before = out.len();
         match self.policy.order {
             Order::Session => {
+                // One pass over the tracks in session order, from the one after the last
+                // planned (the cursor moves as requests are planned, the pass does not).
+                let start = self.cursor;
                 let mut k = 0;
                 while k < n && out.len() - before < room {
-                    let i = (self.cursor + k) % n;
+                    let i = (start + k) % n;
                     if let Some(r) = self.request_for(tracks, i, play_only, final_flush) {
                         self.busy[i] = true;
                         out.push(r);
@@ -157,7 +185,7 @@ impl Planner {
     /// track order), at most `LIST_MAX` of them.
     fn scan(&mut self, tracks: &[Track], (play_only, final_flush): (bool, bool)) {
         self.candidates.clear();
-        for (i, t) in tracks.iter().enumerate() {
+        for (i, t) in tracks.iter().enumerate().take(self.ready) {
             if self
                 .request_for(tracks, i, play_only, final_flush)
                 .is_some()
@@ -192,7 +220,7 @@ impl Planner {
         final_flush: bool,
     ) -> Option<Request> {
         let t = &tracks[i];
-        if self.busy[i] || !t.active() {
+        if self.busy[i] || !t.active() || i >= self.ready {
             return None;
         }
         let block = 4096;
@@ -329,6 +357,17 @@ mod tests {
             pl.complete(&tracks, &out[0]);
         }
         assert_eq!(seen, vec![0, 1, 2, 3, 0]);
+        // With room for several, one call plans them in session order, none skipped.
+        let mut session = Policy::named("trackbench", &Format::default()).unwrap();
+        session.order = Order::Session;
+        let empty: Vec<Track> = (0..4).map(|_| play_track(0, 8 * chunk, chunk)).collect();
+        let mut pl = Planner::new(session, empty.len(), 4);
+        let mut out = vec![];
+        pl.plan(&empty, false, false, &mut out);
+        assert_eq!(
+            out.iter().map(|r| r.track).collect::<Vec<_>>(),
+            vec![0, 1, 2, 3]
+        );
     }
 
     /// A quick locate leaves the ring's last part free for the program's own reads; the roll's
@@ -360,6 +399,40 @@ mod tests {
         pl.plan(&tracks, false, false, &mut more);
         assert_eq!(more.len(), 1, "the roll reads the rest");
         assert!(more[0].len > 0 && more[0].len <= free);
+    }
+
+    /// While ring memory is still being made ready, only the ready tracks get requests, in
+    /// either order; the rest as they become ready.
+    #[test]
+    fn only_tracks_whose_rings_are_ready_are_planned() {
+        let chunk = 256 << 10;
+        let tracks: Vec<Track> = (0..6).map(|_| play_track(0, 8 * chunk, chunk)).collect();
+        for order in [Order::Neediest, Order::Session] {
+            let mut p = Policy::named("trackbench", &Format::default()).unwrap();
+            p.order = order;
+            let mut pl = Planner::new(p, tracks.len(), 8);
+            pl.set_ready(0);
+            let mut out = vec![];
+            pl.plan(&tracks, true, false, &mut out);
+            assert!(out.is_empty(), "{order:?}: {out:?}");
+            pl.set_ready(2);
+            pl.plan(&tracks, true, false, &mut out);
+            let mut seen: Vec<u32> = out.iter().map(|r| r.track).collect();
+            seen.sort_unstable();
+            assert_eq!(seen, vec![0, 1], "{order:?}");
+            assert_eq!(pl.locate_request(&tracks, 3), None, "{order:?}");
+            pl.set_ready(6);
+            pl.plan(&tracks, true, false, &mut out);
+            let mut seen: Vec<u32> = out.iter().map(|r| r.track).collect();
+            seen.sort_unstable();
+            assert_eq!(seen, vec![0, 1, 2, 3, 4, 5], "{order:?}");
+            for r in &out {
+                pl.complete(&tracks, r);
+            }
+            for t in &tracks {
+                t.ring.reset();
+            }
+        }
     }
 
     #[test]

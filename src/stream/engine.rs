@@ -10,6 +10,7 @@
 //! butler must do in between (voices starting and stopping).
 
 use super::butler::{Planner, Request};
+use super::ring::RingsReady;
 use super::telemetry::IdleLog;
 use super::tick::Tick;
 use super::{Direction, FillPoint, StreamSpec, Track, stagger};
@@ -122,7 +123,24 @@ pub struct Files<'a> {
     /// sample files again note after note, and each voice reads cold, as the project's rule is
     /// that no run streams from RAM. Tracks read each file once and drop nothing.
     pub drop_behind: bool,
+    /// Rings whose memory is still being touched on other threads while the run locates
+    /// (`RingsReady`): the locate uses only the ready ones and the clock waits for all. None:
+    /// every ring is ready.
+    pub rings_ready: Option<&'a RingsReady>,
 }
+
+impl Files<'_> {
+    /// Tracks whose rings are ready, from the first.
+    fn ready_rings(&self, tracks: usize) -> usize {
+        self.rings_ready.map_or(tracks, |r| r.count().min(tracks))
+    }
+}
+
+/// How long the locate sleeps while it waits for ring memory with nothing else to do.
+const RING_WAIT: std::time::Duration = std::time::Duration::from_micros(500);
+
+/// Rings made ready that the locate's planner hears of at once (see `Butler::prefill`).
+const READY_STEP: usize = 256;
 
 /// What a run measured, for the scenario to turn into its outcome.
 pub struct EngineOut<T> {
@@ -340,18 +358,45 @@ impl<'a> Butler<'a> {
         first_err.map_or(Ok(self.done.len()), Err)
     }
 
-    /// Fills every playback ring (the locate).
-    fn prefill(&mut self, tracks: &[Track], clock: &dyn Clock, ctl: &Control<'_>) -> Result<()> {
+    /// Fills every playback ring (the locate), each once its memory is ready. Returns the
+    /// time it waited for ring memory (not the locate's own time): all of the time it had
+    /// nothing in flight for want of a ready ring, and the share of its queue left empty for
+    /// that want while reads were in flight.
+    fn prefill(&mut self, tracks: &[Track], clock: &dyn Clock, ctl: &Control<'_>) -> Result<u64> {
+        let mut waited = 0;
+        let depth = self.planner.queue_depth();
         loop {
             if ctl.cancelled() {
                 self.drain(tracks, clock)?;
                 return Err(Error::Interrupted);
             }
-            self.issue(tracks, true, false, clock.now_ns())?;
-            if self.planner.in_flight() == 0 {
-                return Ok(());
+            // Rings become ready one by one; the planner hears of them in steps (each step
+            // costs it a fresh scan of the tracks), or at once when its queue is half empty.
+            let ready = self.files.ready_rings(tracks.len());
+            if ready == tracks.len()
+                || ready >= self.planner.ready() + READY_STEP
+                || self.planner.in_flight() <= depth / 2
+            {
+                self.planner.set_ready(ready);
             }
+            self.issue(tracks, true, false, clock.now_ns())?;
+            let in_flight = self.planner.in_flight();
+            let gated = self.planner.ready() < tracks.len();
+            if in_flight == 0 {
+                if !gated {
+                    return Ok(waited);
+                }
+                let t = clock.now_ns();
+                std::thread::sleep(RING_WAIT);
+                waited += clock.now_ns() - t;
+                continue;
+            }
+            let t = clock.now_ns();
             self.reap(tracks, None, clock, &mut Tracks)?;
+            if gated && in_flight < depth {
+                let empty = (depth - in_flight) as u64;
+                waited += (clock.now_ns() - t) * empty / depth as u64;
+            }
             ctl.progress.set(self.read_bytes);
         }
     }
@@ -595,11 +640,25 @@ fn copy_into_ring(t: &Track, r: &Request, scratch: &AlignedBuf) {
 /// generator the files were written from), on every CPU at once. The ring then holds byte for
 /// byte what the locate's reads would have brought, the roll's content check covers it, and
 /// the roll's first reads continue where those reads would have ended. Returns the bytes filled.
-fn fill_from_content(planner: &Planner, tracks: &[Track], ctl: &Control<'_>) -> Result<u64> {
+fn fill_from_content(
+    planner: &Planner,
+    tracks: &[Track],
+    files: &Files<'_>,
+    ctl: &Control<'_>,
+) -> Result<u64> {
     let done = AtomicU64::new(0);
     let stop = AtomicBool::new(false);
+    let cancel = ctl.cancel;
+    let ready = |i: usize| files.rings_ready.is_none_or(|r| r.count() > i);
     let fill_track = |i: usize| {
         let t = &tracks[i];
+        // Its ring's memory first (touched on other threads meanwhile).
+        while !ready(i) {
+            if stop.load(Ordering::Relaxed) || cancel.load(Ordering::Relaxed) {
+                return;
+            }
+            std::thread::sleep(RING_WAIT);
+        }
         while let Some(r) = planner.locate_request(tracks, i) {
             let cap = t.ring.capacity();
             let first = (cap - r.ring_offset).min(r.len);
@@ -741,6 +800,7 @@ pub fn run<Tm: Timing, T: TickSide>(
     if let Some(open) = files.page_cache {
         read_headers(tracks, open, files.names)?;
     }
+    let mut ring_wait_ns = 0;
     let from_content = spec.locate_from_content
         && Tm::REAL
         && files.page_cache.is_none()
@@ -749,7 +809,7 @@ pub fn run<Tm: Timing, T: TickSide>(
             .all(|t| t.dir != Direction::Play || t.ring.has_memory());
     match locate {
         _ if from_content => {
-            b.read_bytes = fill_from_content(&b.planner, tracks, ctl)?;
+            b.read_bytes = fill_from_content(&b.planner, tracks, files, ctl)?;
         }
         Some(l) if spec.play_tracks > 0 => {
             // Through the page cache, what the locate's reads leave in the kernel's read-ahead
@@ -774,16 +834,27 @@ pub fn run<Tm: Timing, T: TickSide>(
             quick.planner.locate_leaves = tail;
             let filled = quick.prefill(tracks, clock, ctl);
             advise(false);
-            filled?;
+            ring_wait_ns += filled?;
             if tail > 0 {
                 b.read_bytes = quick.read_bytes;
-                b.prefill(tracks, clock, ctl)?;
+                ring_wait_ns += b.prefill(tracks, clock, ctl)?;
             }
         }
-        _ => b.prefill(tracks, clock, ctl)?,
+        _ => ring_wait_ns += b.prefill(tracks, clock, ctl)?,
     }
+    // The clock starts on rings that are all ready (the capture rings, after the playback
+    // rings, may still be being touched).
+    let t = clock.now_ns();
+    while files.ready_rings(tracks.len()) < tracks.len() {
+        if ctl.cancelled() {
+            return Err(Error::Interrupted);
+        }
+        std::thread::sleep(RING_WAIT);
+    }
+    ring_wait_ns += clock.now_ns() - t;
     ctl.progress.end();
-    let locate_ns = clock.now_ns() - locate_start;
+    // The locate's own time: not what it waited for ring memory with nothing to read.
+    let locate_ns = (clock.now_ns() - locate_start).saturating_sub(ring_wait_ns);
     // The workstations of a studio start their clocks together (alone, at once).
     ctl.world.start("clock start", ctl.cancel)?;
     // Rates and latencies describe the run itself, not the prefill.
@@ -967,7 +1038,16 @@ mod tests {
             progress: &crate::control::NoProgress,
             world: &crate::world::Alone,
         };
-        assert_eq!(fill_from_content(&planner, &tracks, &ctl).unwrap(), 2 * cap);
+        let files = Files {
+            names: &[],
+            page_cache: None,
+            drop_behind: false,
+            rings_ready: None,
+        };
+        assert_eq!(
+            fill_from_content(&planner, &tracks, &files, &ctl).unwrap(),
+            2 * cap
+        );
         for t in &tracks[..2] {
             assert_eq!(t.ring.fill(), cap);
             let mut want = vec![0u8; cap as usize];
@@ -998,9 +1078,67 @@ mod tests {
             10 * chunk,
         )];
         assert!(matches!(
-            fill_from_content(&planner, &fresh, &ctl),
+            fill_from_content(&planner, &fresh, &files, &ctl),
             Err(Error::Interrupted)
         ));
+    }
+
+    /// Rings whose memory is still being touched are filled only once it is: a ring filled
+    /// before its touch would be zeroed by it, and its content would not be the file's.
+    #[test]
+    fn a_locate_fills_a_ring_only_once_its_memory_is_ready() {
+        use crate::stream::ring::{Ring, RingMemory, RingsReady};
+        let s = spec("trackbench", "48k/24/mono");
+        let chunk = s.policy.chunk_bytes;
+        let cap = 2 * chunk;
+        let mut m = RingMemory::new();
+        let (bufs, ready) = m.lend(6, cap as usize).unwrap();
+        assert_eq!(ready, 0);
+        let tracks: Vec<Track> = bufs
+            .into_iter()
+            .enumerate()
+            .map(|(i, b)| {
+                let ring = Ring::from_buf(cap, chunk, b);
+                Track::new(Direction::Play, ring, i as u32, 20 + i as u32, 0, 8 * chunk)
+            })
+            .collect();
+        let gate = RingsReady::new(0, tracks.len());
+        let planner = Planner::new(s.policy.clone(), tracks.len(), 1);
+        let cancel = AtomicBool::new(false);
+        let ctl = Control {
+            cancel: &cancel,
+            progress: &crate::control::NoProgress,
+            world: &crate::world::Alone,
+        };
+        let files = Files {
+            names: &[],
+            page_cache: None,
+            drop_behind: false,
+            rings_ready: Some(&gate),
+        };
+        let filled = std::thread::scope(|sc| {
+            sc.spawn(|| {
+                loop {
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                    if !gate.touch_next(&tracks) {
+                        break;
+                    }
+                }
+            });
+            fill_from_content(&planner, &tracks, &files, &ctl)
+        });
+        assert_eq!(filled.unwrap(), 6 * cap);
+        for t in &tracks {
+            let mut want = vec![0u8; cap as usize];
+            crate::content::fill_range(&mut want, t.content_id(), t.file_offset(0));
+            let mut got = vec![0u8; cap as usize];
+            assert!(t.ring.pop(&mut got));
+            assert!(
+                got == want,
+                "track {}: not the file's content",
+                t.content_id()
+            );
+        }
     }
 
     /// Twice the read-ahead (Linux's 128 KiB where the device is not known), at least a refill

@@ -5,7 +5,7 @@
 //! simulated runs.
 
 use super::engine::{self, Files, TickDriver, TickReport, TickSide, Timing, Tracks};
-use super::ring::{Ring, RingMemory};
+use super::ring::{Ring, RingMemory, RingsReady};
 use super::tick::Tick;
 use super::{ButlerMode, Direction, StreamOutcome, StreamSpec, Track};
 use crate::clock::{Clock, RealClock};
@@ -239,7 +239,9 @@ pub fn run(
     );
     let cap = spec.ring_bytes();
     let chunk = spec.ring_slot_bytes();
-    rings.reserve(
+    // Rings kept from an earlier run are ready; new ones are touched while the run locates,
+    // in track order on every CPU, and the locate fills each once it is (`RingsReady`).
+    let (bufs, ready) = rings.lend(
         play.len() + record.len(),
         Ring::capacity_for_bytes(cap, chunk) as usize,
     )?;
@@ -247,15 +249,39 @@ pub fn run(
         .iter()
         .map(|f| (Direction::Play, f))
         .chain(record.iter().map(|f| (Direction::Record, f)))
+        .zip(bufs)
         .enumerate()
-        .map(|(i, (dir, f))| {
-            let ring = Ring::from_memory(cap, chunk, rings);
+        .map(|(i, ((dir, f), buf))| {
+            let ring = Ring::from_buf(cap, chunk, buf);
             Track::new(dir, ring, i as u32, f.content_id, f.data_start, f.data_len)
         })
         .collect();
-    let out = run_tracks(spec, play, record, &tracks, device, ctl);
-    for t in tracks {
-        if let Some(m) = t.ring.into_memory() {
+    let gate = RingsReady::new(ready, tracks.len());
+    let stop = AtomicBool::new(false);
+    let out = std::thread::scope(|s| {
+        let touchers = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(tracks.len() - ready);
+        for _ in 0..touchers {
+            s.spawn(|| {
+                // Each call touches one ring: the work is in the condition.
+                let mut more = true;
+                while more && !stop.load(Ordering::Relaxed) {
+                    more = gate.touch_next(&tracks);
+                }
+            });
+        }
+        let out = run_tracks(spec, play, record, &tracks, device, ctl, &gate);
+        // A run that ended early (failed, interrupted) does not wait for the rest.
+        stop.store(true, Ordering::Relaxed);
+        out
+    });
+    // Only memory that was touched is kept for the next run's rings.
+    let ready = gate.count();
+    for (i, t) in tracks.into_iter().enumerate() {
+        if let Some(m) = t.ring.into_memory()
+            && i < ready
+        {
             rings.give(m);
         }
     }
@@ -270,6 +296,7 @@ fn run_tracks(
     tracks: &[Track],
     device: Option<&crate::target::DeviceInfo>,
     ctl: &Control<'_>,
+    gate: &RingsReady,
 ) -> Result<(StreamOutcome, Vec<u64>)> {
     let files: Vec<&File> = play.iter().chain(record).map(|f| f.file).collect();
     let names: Vec<PathBuf> = play.iter().chain(record).map(|f| f.path.clone()).collect();
@@ -316,6 +343,7 @@ fn run_tracks(
             names: &names,
             page_cache: (!spec.policy.direct).then_some(&files[..]),
             drop_behind: false,
+            rings_ready: Some(gate),
         },
         device,
         ctl,

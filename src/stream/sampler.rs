@@ -1110,6 +1110,7 @@ pub fn run_real(
                 names: &names,
                 page_cache: cached.then_some(&handles[..]),
                 drop_behind: true,
+                rings_ready: None,
             },
             device,
             ctl,
@@ -1173,6 +1174,7 @@ pub fn simulate_watched(
             names: &names,
             page_cache: None,
             drop_behind: false,
+            rings_ready: None,
         },
         None,
         &crate::control::Control {

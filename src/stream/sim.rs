@@ -189,6 +189,7 @@ pub fn simulate_watched(
             names: &names,
             page_cache: None,
             drop_behind: false,
+            rings_ready: None,
         },
         None,
         &ctl,

@@ -148,29 +148,33 @@ impl Streaming {
         let cancel = env.ctl.cancel;
         let (dd, ctl) = env.data_dir(&what)?;
         // The rings are allocated and first touched (seconds of CPU for thousands of tracks on
-        // a virtual machine) while the files are laid out (waiting on the device): the two
-        // passes overlap instead of following one another.
+        // a virtual machine) while the files are laid out and written back (waiting on the
+        // device): the passes overlap instead of following one another. What is not touched
+        // by then is touched while the run locates (`real::run`).
         let ring_len = Ring::capacity_for_bytes(spec.ring_bytes(), spec.ring_slot_bytes());
-        let failed = std::sync::atomic::AtomicBool::new(false);
-        let stop = || failed.load(Ordering::Relaxed) || cancel.load(Ordering::Relaxed);
+        let laid_out = std::sync::atomic::AtomicBool::new(false);
+        let stop = || laid_out.load(Ordering::Relaxed) || cancel.load(Ordering::Relaxed);
         let (laid, reserved) = std::thread::scope(|s| {
             let r =
                 s.spawn(|| rings.reserve_unless(spec.tracks() as usize, ring_len as usize, &stop));
-            let laid = play_files(dd, spec, spec.play_tracks as usize, play_len, ctl);
-            if laid.is_err() {
-                failed.store(true, Ordering::Relaxed);
-            }
+            let laid = play_files(dd, spec, spec.play_tracks as usize, play_len, ctl).and_then(
+                |(play, kept)| {
+                    if !direct {
+                        // Start from a cold page cache, as a session opened after a while
+                        // would: what was just laid out (or read by an earlier probe) is
+                        // written back and dropped.
+                        for s in &play {
+                            s.drop_cached()?;
+                        }
+                    }
+                    Ok((play, kept))
+                },
+            );
+            laid_out.store(true, Ordering::Relaxed);
             (laid, r.join())
         });
         let (play, _) = laid?;
         reserved.unwrap_or_else(|p| std::panic::resume_unwind(p))?;
-        if !direct {
-            // Start from a cold page cache, as a session opened after a while would: what was
-            // just laid out (or read by an earlier probe) is written back and dropped.
-            for s in &play {
-                s.drop_cached()?;
-            }
-        }
         let names: Vec<String> = (0..spec.record_tracks)
             .map(|i| format!("rec-{i:04}.wav"))
             .collect();
