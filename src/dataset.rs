@@ -45,14 +45,34 @@ pub fn drop_file_pages(file: &File, path: &std::path::Path) -> Result<()> {
     Ok(())
 }
 
-impl Span {
-    /// Takes the file out of the page cache: written back first (advice does not drop dirty
-    /// pages), then dropped, so the next read comes from the device — as a session's takes do
-    /// when it opens, long after they were recorded.
-    pub fn drop_cached(&self) -> Result<()> {
-        drop_file_pages(&self.file, &self.path)
+/// Takes a set of files out of the page cache: written back first, all together
+/// (`platform::sync_files`: one device flush, not one a file; advice does not drop dirty pages),
+/// then dropped, so the next reads come from the device — as a session's takes do when it opens,
+/// long after they were recorded.
+pub fn drop_all_cached<'a>(spans: impl IntoIterator<Item = &'a Span>) -> Result<()> {
+    let spans: Vec<&Span> = spans.into_iter().collect();
+    sync_spans(&spans, "write back")?;
+    for s in &spans {
+        drop_pages(&s.file, 0, 0);
     }
+    Ok(())
+}
 
+/// `platform::sync_files` for spans, the error naming the set and what could not be done.
+fn sync_spans(spans: &[&Span], what: &str) -> Result<()> {
+    let files: Vec<&File> = spans.iter().map(|s| &s.file).collect();
+    crate::platform::sync_files(&files).map_err(|e| {
+        let first = spans
+            .first()
+            .map_or_else(String::new, |s| s.path.display().to_string());
+        Error::io(
+            format!("cannot {what} {} files ({first}, …)", spans.len()),
+            e,
+        )
+    })
+}
+
+impl Span {
     /// One of trackbench's WAV files, opened as `o`: its audio from `DATA_OFFSET` to `end`.
     pub fn media(path: PathBuf, o: io::Opened, end: u64, content_id: u32) -> Span {
         Span {
@@ -262,22 +282,19 @@ fn lay_out(
         }
         // Flushed between passes, as writeback takes a capture's pages; the last pass (and a
         // layout file after file, one pass) is flushed with the rest below.
-        let between = matches!(layout, Layout::Takes(_)) && to < longest;
-        for (s, (a, b)) in spans.iter().zip(&ranges) {
-            if between && a < b {
-                s.file
-                    .sync_data()
-                    .map_err(|e| Error::io(format!("cannot flush {}", s.path.display()), e))?;
-            }
+        if matches!(layout, Layout::Takes(_)) && to < longest {
+            let written: Vec<&Span> = spans
+                .iter()
+                .zip(&ranges)
+                .filter(|(_, (a, b))| a < b)
+                .map(|(s, _)| s)
+                .collect();
+            sync_spans(&written, "flush")?;
         }
         from = to;
     }
-    for s in &spans {
-        s.file
-            .sync_all()
-            .map_err(|e| Error::io(format!("cannot flush {}", s.path.display()), e))?;
-    }
-    Ok(())
+    // Written back together: one device flush, not one a file (`platform::sync_files`).
+    sync_spans(&spans.iter().collect::<Vec<_>>(), "flush")
 }
 
 /// How a set of files is written.
@@ -480,6 +497,73 @@ mod tests {
         // Reused as any other set: the manifest does not care how they were written.
         let (_, reused) = ensure_takes(&mut dd, "take", 3, &fmt, len, &ctl).unwrap();
         assert_eq!(reused, 3);
+        dd.close().unwrap();
+    }
+
+    /// Pages of `file` in the page cache (mincore over a mapping of it).
+    #[cfg(target_os = "linux")]
+    fn resident_pages(file: &File, len: usize) -> usize {
+        use std::os::fd::AsRawFd;
+        let page = 4096;
+        let pages = len.div_ceil(page);
+        let mut vec = vec![0u8; pages];
+        // SAFETY: a shared read-only mapping of an open file, unmapped before returning; mincore
+        // fills one byte a page of it.
+        unsafe {
+            let p = libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ,
+                libc::MAP_SHARED,
+                file.as_raw_fd(),
+                0,
+            );
+            assert_ne!(p, libc::MAP_FAILED);
+            assert_eq!(libc::mincore(p, len, vec.as_mut_ptr()), 0);
+            libc::munmap(p, len);
+        }
+        vec.iter().filter(|&&b| b & 1 == 1).count()
+    }
+
+    /// Files written through the page cache are written back together and leave it, the set at
+    /// once as each alone did.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_set_of_files_is_written_back_and_dropped_at_once() {
+        let t = tempfile::tempdir().unwrap();
+        let cancel = AtomicBool::new(false);
+        let ctl = Control {
+            cancel: &cancel,
+            progress: &NoProgress,
+            world: &crate::world::Alone,
+        };
+        let mut dd = DataDir::open(t.path(), false).unwrap();
+        let fmt = Format::parse("48k/24/mono").unwrap();
+        let (spans, _) = ensure_wavs(&mut dd, "set", 3, &fmt, 1 << 20, true, &ctl).unwrap();
+        for s in &spans {
+            let whole = s.end as usize;
+            // Read back and dirtied again through the cache: resident and dirty.
+            let mut buf = vec![0u8; whole];
+            s.file.read_exact_at(&mut buf, 0).unwrap();
+            let first = DATA_OFFSET as usize;
+            s.file
+                .write_all_at(&buf[first..first + 4096], DATA_OFFSET)
+                .unwrap();
+            assert!(resident_pages(&s.file, whole) > 0);
+        }
+        drop_all_cached(&spans).unwrap();
+        for s in &spans {
+            assert_eq!(
+                resident_pages(&s.file, s.end as usize),
+                0,
+                "{}",
+                s.path.display()
+            );
+            let mut buf = vec![0u8; s.len() as usize];
+            s.file.read_exact_at(&mut buf, DATA_OFFSET).unwrap();
+            crate::content::verify(&buf, s.content_id.unwrap(), DATA_OFFSET, true).unwrap();
+        }
+        drop(spans);
         dd.close().unwrap();
     }
 

@@ -76,6 +76,37 @@ pub fn drop_pages(file: &File, offset: u64, len: u64) -> bool {
     }
 }
 
+/// Writes back the data and metadata of every file in `files` and waits until the device holds
+/// them. On Linux, one `syncfs` for each filesystem they are on: one device flush each, where
+/// `fsync` file by file flushes the device once a file (ext4 without a journal, on this
+/// project's virtual disk: 10,000 test files took 11.7 s of 1.2 ms flushes; a journal batches
+/// them). It also writes back what other programs left dirty there, which would otherwise be
+/// written back while a run measures. Elsewhere each file's own `sync_all`.
+pub fn sync_files(files: &[&File]) -> std::io::Result<()> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        use std::os::unix::fs::MetadataExt;
+        let mut synced: Vec<u64> = Vec::new();
+        for f in files {
+            let dev = f.metadata()?.dev();
+            if synced.contains(&dev) {
+                continue;
+            }
+            // SAFETY: a valid descriptor; syncfs only reads it.
+            if unsafe { libc::syncfs(f.as_raw_fd()) } != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            synced.push(dev);
+        }
+        Ok(())
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        files.iter().try_for_each(|f| f.sync_all())
+    }
+}
+
 /// Advises the kernel that `file` is read at random (no read-ahead, the reads exactly as asked)
 /// or, with `random` false, as usual (the device's read-ahead again); false where the platform
 /// cannot. On Linux the advice belongs to the open file, and reads under it leave the

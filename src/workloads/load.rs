@@ -186,9 +186,7 @@ impl Load {
     /// Makes the next pass cold: every file's pages dropped, and with `--drop-caches` the whole
     /// cache (after a sync, so dirty pages go too). Returns what was done.
     fn chill(&self, spans: &[Span]) -> Result<&'static str> {
-        for s in spans {
-            s.drop_cached()?;
-        }
+        crate::dataset::drop_all_cached(spans)?;
         if cfg!(windows) {
             return Ok(
                 "reads bypass the cache (FILE_FLAG_NO_BUFFERING), so they come from the device; directory entries and file records may still be cached, so open() may be warm",
@@ -320,9 +318,7 @@ impl Workload for Load {
             });
         }
         // What the next workload finds: not this pass's cache.
-        for s in &spans {
-            s.drop_cached()?;
-        }
+        crate::dataset::drop_all_cached(&spans)?;
         out.findings.push(Finding::ColdMeans {
             how: cold_how.to_string(),
         });

@@ -145,9 +145,7 @@ impl Sampler {
         let (spans, _) = dataset::ensure_wav_set(dd, "sample", &lens, &format, !direct, ctl)?;
         if !direct {
             // Just laid out, or read by an earlier run: in the page cache, which would answer.
-            for s in &spans {
-                s.drop_cached()?;
-            }
+            dataset::drop_all_cached(&spans)?;
         }
         // The instrument load: the start of every sample into RAM, as the sampler does when a
         // template opens, read and checked.
@@ -183,9 +181,7 @@ impl Sampler {
         if !direct {
             // The streams start cold: what the preload reads brought in (read-ahead included)
             // goes.
-            for s in &spans {
-                s.drop_cached()?;
-            }
+            dataset::drop_all_cached(&spans)?;
         }
         let mut lib = Library::new(
             lens,
@@ -288,9 +284,7 @@ impl Sampler {
             )?
         };
         if !direct {
-            for s in &picked {
-                s.drop_cached()?;
-            }
+            dataset::drop_all_cached(picked.iter().copied())?;
         }
         // The session's sequential measurement, when it has one: one naive count.
         let seq = match env.sequential.read {

@@ -163,9 +163,7 @@ impl Streaming {
                         // Start from a cold page cache, as a session opened after a while
                         // would: what was just laid out (or read by an earlier probe) is
                         // written back and dropped.
-                        for s in &play {
-                            s.drop_cached()?;
-                        }
+                        dataset::drop_all_cached(&play)?;
                     }
                     Ok((play, kept))
                 },
@@ -279,9 +277,7 @@ impl Streaming {
         let span = span.remove(0);
         if !direct {
             // Just laid out: in the page cache, which would answer the first guess.
-            for s in &play {
-                s.drop_cached()?;
-            }
+            dataset::drop_all_cached(&play)?;
         }
         let refs: Vec<&Span> = play.iter().collect();
         let ranges: Vec<_> = play.iter().map(|s| (s.start, s.end)).collect();
