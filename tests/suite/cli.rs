@@ -796,13 +796,47 @@ fn section_detail(doc: &Value) -> &Value {
     &doc["sections"][0]["detail"]
 }
 
+/// A real-time run of `args` in `dir`, run again until it passes, three runs at most. The suite
+/// runs it beside its other tests on one disk, where another test's searches (their first
+/// guesses read and write as fast as the disk goes) held a 16 KiB read for 1.5 s on a slow
+/// hour (BENCHMARKS.md, the find_max_real rings): a run that did not pass is run again only
+/// when it says why that was not the engine's fault, a read or write held for a quarter of
+/// its rings' length or its disk thread kept that long from a CPU. Anything else fails at once.
+fn run_until_pass(dir: &Path, args: &[&str]) -> Value {
+    let mut runs = Vec::new();
+    for _ in 0..3 {
+        let v = run_json(dir, args);
+        let o = section_detail(&v);
+        if o["verdict"] == "pass" {
+            return v;
+        }
+        // The default format, 48 kHz 24-bit mono: 144 kB/s a track.
+        let ring_ms = o["ring_bytes_per_track"].as_f64().unwrap() / 144.0;
+        let held_ms = |lat: &Value| lat["max_us"].as_f64().unwrap_or(0.0) / 1e3;
+        let (read_ms, write_ms) = (held_ms(&o["read_latency"]), held_ms(&o["write_latency"]));
+        let cpu_wait_ms = o["butler_cpu_wait_max_ms"].as_f64().unwrap_or(0.0);
+        let why = format!(
+            "{args:?}: verdict {}, shortcoming {}, slowest read {read_ms:.0} ms, slowest write \
+             {write_ms:.0} ms, longest wait for a CPU {cpu_wait_ms:.0} ms, rings {ring_ms:.0} ms",
+            o["verdict"], o["shortcoming"]
+        );
+        assert!(
+            read_ms.max(write_ms).max(cpu_wait_ms) >= ring_ms / 4.0,
+            "not passed with every I/O and every wait for a CPU under a quarter of the rings: {why}\n{o}"
+        );
+        eprintln!("run again: {why}");
+        runs.push(why);
+    }
+    panic!("no clean run in three: {runs:#?}");
+}
+
 #[test]
 fn play_record_and_hdr_run_in_real_time_and_verify() {
     let t = tempfile::tempdir().unwrap();
     let d = t.path().to_str().unwrap();
     // 64K chunks: a 2 s ring and 0.46 s refill cycles, so 8 s is long enough to pass (one ring
     // and 5 s of steady running).
-    let v = run_json(
+    let v = run_until_pass(
         t.path(),
         &[
             "play",
@@ -854,7 +888,7 @@ fn play_record_and_hdr_run_in_real_time_and_verify() {
 
     // Recording keeps its files with --keep: they are WAV files an audio library reads, and
     // --verify read every block back.
-    let v = run_json(
+    let v = run_until_pass(
         t.path(),
         &[
             "record",
@@ -882,7 +916,7 @@ fn play_record_and_hdr_run_in_real_time_and_verify() {
     drop(r);
     tb().args(["clean", d]).assert().success();
 
-    let v = run_json(
+    let v = run_until_pass(
         t.path(),
         &[
             "hdr",

@@ -308,55 +308,77 @@ fn a_short_seq_measures_stores_and_cleans_up() {
 
 /// Four tracks for eight seconds with 1.82 s rings through `butler`, checked: they pass with
 /// no underrun, play what eight seconds hold (every byte checked against what was written, or
-/// the run fails), and leave nothing behind.
+/// the run fails), and leave nothing behind. Under wine the audio tick is an ordinary thread,
+/// and the suite runs beside it on two CPUs: once it woke 1.3 s late and the rings fell to 4.9%
+/// (marginal). A run that did not pass is run again, three runs at most, only when it says why
+/// that was not the engine's fault: the tick late, or a read held, for a quarter of the rings.
 fn play_four(w: &Win, butler: &str) {
-    let t = tempfile::tempdir().unwrap();
-    let out = t.path().join("play.json");
-    let o = w.run(
-        &[
-            "play",
-            &z(t.path()),
-            "--tracks",
-            "4",
-            "--butler",
-            butler,
-            "--buffer",
-            "1s",
-            "--chunk",
-            "64K",
-            "--duration",
-            "8s",
-            "--no-store",
-            "--no-report",
-            "--json",
-            &z(&out),
-            "-q",
-        ],
-        None,
-    );
-    assert!(o.status.success(), "{butler}: {}", errors(&o));
-    let d = &json(&out)["sections"][0]["detail"];
-    let brief = format!(
-        "{butler}: verdict {} underruns {} shortcoming {} tick lateness {}",
-        d["verdict"], d["underruns"], d["shortcoming"], d["tick_lateness"]
-    );
-    assert_eq!(d["play_tracks"], 4, "{brief}");
-    assert_eq!(d["underruns"], 0, "{brief}");
-    assert_eq!(d["verdict"], "pass", "{brief}");
-    let played = d["played_bytes"].as_f64().unwrap();
-    let want = 4.0 * 144_000.0 * 8.0;
-    assert!(
-        (played - want).abs() < 0.02 * want,
-        "{butler}: played {played} of {want}"
-    );
-    assert!(
-        d["tick_lateness"]["count"].as_u64().unwrap() > 1000,
-        "{brief}"
-    );
-    assert!(
-        !t.path().join("trackbench-data").exists(),
-        "{butler}: files left behind"
-    );
+    let mut runs = Vec::new();
+    for _ in 0..3 {
+        let t = tempfile::tempdir().unwrap();
+        let out = t.path().join("play.json");
+        let o = w.run(
+            &[
+                "play",
+                &z(t.path()),
+                "--tracks",
+                "4",
+                "--butler",
+                butler,
+                "--buffer",
+                "1s",
+                "--chunk",
+                "64K",
+                "--duration",
+                "8s",
+                "--no-store",
+                "--no-report",
+                "--json",
+                &z(&out),
+                "-q",
+            ],
+            None,
+        );
+        assert!(o.status.success(), "{butler}: {}", errors(&o));
+        let doc = json(&out);
+        let d = &doc["sections"][0]["detail"];
+        let brief = format!(
+            "{butler}: verdict {} underruns {} shortcoming {} tick lateness {} read latency {}",
+            d["verdict"], d["underruns"], d["shortcoming"], d["tick_lateness"], d["read_latency"]
+        );
+        assert_eq!(d["play_tracks"], 4, "{brief}");
+        assert!(
+            !t.path().join("trackbench-data").exists(),
+            "{butler}: files left behind"
+        );
+        assert!(
+            d["tick_lateness"]["count"].as_u64().unwrap() > 1000,
+            "{brief}"
+        );
+        if d["verdict"] != "pass" {
+            // 48 kHz 24-bit mono: 144 kB/s a track.
+            let ring_ms = d["ring_bytes_per_track"].as_f64().unwrap() / 144.0;
+            let ms = |lat: &Value| lat["max_us"].as_f64().unwrap_or(0.0) / 1e3;
+            let held = ms(&d["tick_lateness"]).max(ms(&d["read_latency"]));
+            assert!(
+                held >= ring_ms / 4.0,
+                "not passed with the tick and every read on time (under {:.0} ms): {brief}",
+                ring_ms / 4.0
+            );
+            eprintln!("run again: {brief}");
+            runs.push(brief);
+            continue;
+        }
+        assert_eq!(d["underruns"], 0, "{brief}");
+        let played = d["played_bytes"].as_f64().unwrap();
+        let want = 4.0 * 144_000.0 * 8.0;
+        assert!(
+            (played - want).abs() < 0.02 * want,
+            "{butler}: played {played} of {want}"
+        );
+        return;
+    }
+    panic!("no clean run in three: {runs:#?}");
 }
 
 #[test]
