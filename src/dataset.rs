@@ -525,11 +525,18 @@ mod tests {
         vec.iter().filter(|&&b| b & 1 == 1).count()
     }
 
-    /// Files written through the page cache are written back together and leave it, the set at
-    /// once as each alone did.
+    /// Files written through the page cache are written back together and leave it: a few file
+    /// by file, a set as large as `SYNC_WHOLE_FILESYSTEM_FROM` with one `syncfs`.
     #[cfg(target_os = "linux")]
     #[test]
     fn a_set_of_files_is_written_back_and_dropped_at_once() {
+        for count in [3, crate::platform::SYNC_WHOLE_FILESYSTEM_FROM] {
+            written_back_and_dropped(count);
+        }
+    }
+
+    #[cfg(target_os = "linux")]
+    fn written_back_and_dropped(count: usize) {
         let t = tempfile::tempdir().unwrap();
         let cancel = AtomicBool::new(false);
         let ctl = Control {
@@ -539,7 +546,7 @@ mod tests {
         };
         let mut dd = DataDir::open(t.path(), false).unwrap();
         let fmt = Format::parse("48k/24/mono").unwrap();
-        let (spans, _) = ensure_wavs(&mut dd, "set", 3, &fmt, 1 << 20, true, &ctl).unwrap();
+        let (spans, _) = ensure_wavs(&mut dd, "set", count, &fmt, 64 << 10, true, &ctl).unwrap();
         for s in &spans {
             let whole = s.end as usize;
             // Read back and dirtied again through the cache: resident and dirty.
