@@ -800,8 +800,11 @@ fn section_detail(doc: &Value) -> &Value {
 /// runs it beside its other tests on one disk, where another test's searches (their first
 /// guesses read and write as fast as the disk goes) held a 16 KiB read for 1.5 s on a slow
 /// hour (BENCHMARKS.md, the find_max_real rings): a run that did not pass is run again only
-/// when it says why that was not the engine's fault, a read or write held for a quarter of
-/// its rings' length or its disk thread kept that long from a CPU. Anything else fails at once.
+/// when it says why that was not the engine's fault: a read or write held for a quarter of
+/// its rings' length, its disk thread kept that long from a CPU, or that thread busy with its
+/// I/O over half the run (a few tracks ask a fraction of a per cent of a quiet disk; one serial
+/// thread's reads and writes of 0.2-0.3 s each, in a row, once took the hdr run's rings to
+/// 17.8%). Anything else fails at once.
 fn run_until_pass(dir: &Path, args: &[&str]) -> Value {
     let mut runs = Vec::new();
     for _ in 0..3 {
@@ -820,8 +823,10 @@ fn run_until_pass(dir: &Path, args: &[&str]) -> Value {
              {write_ms:.0} ms, longest wait for a CPU {cpu_wait_ms:.0} ms, rings {ring_ms:.0} ms",
             o["verdict"], o["shortcoming"]
         );
+        let idle_pct = o["butler_idle_pct"].as_f64().unwrap_or(100.0);
+        let why = format!("{why}, disk thread idle {idle_pct:.0}%");
         assert!(
-            read_ms.max(write_ms).max(cpu_wait_ms) >= ring_ms / 4.0,
+            read_ms.max(write_ms).max(cpu_wait_ms) >= ring_ms / 4.0 || idle_pct < 50.0,
             "not passed with every I/O and every wait for a CPU under a quarter of the rings: {why}\n{o}"
         );
         eprintln!("run again: {why}");
