@@ -17,7 +17,7 @@ fn store_home() -> std::path::PathBuf {
 /// disk, on a slow hour, a direct-I/O track's 16 KiB read then waited up to 1.5 s. Rings of
 /// 0.45 s (tolerating 0.25 s before the 20% margin) left `trackbench` and `protools` searches
 /// with nothing that passed in half the runs of this test, rightly marginal; rings of 2 s ride
-/// out 1.5 s. Page-cache profiles read these small files whole at once and never waited.
+/// out 1.5 s. Page-cache profiles' searches stayed at 73-95% with either.
 fn find_max(dir: &Path, args: &[&str], max: u32) -> Value {
     let json = dir.join("result.json");
     let mut c = Command::cargo_bin("trackbench").expect("binary built");
