@@ -448,6 +448,9 @@ fn sigterm_also_stops_and_cleans_up() {
 #[cfg(unix)] // the signal is sent with kill(2)
 #[test]
 fn a_run_with_large_files_exits_within_a_second_and_a_second_signal_loses_nothing() {
+    // Its files' removal is timed: another test's writes queued ahead of it once took it past
+    // the second.
+    let _disk = crate::common::quiet_disk();
     let t = tempfile::tempdir().unwrap();
     let json = t.path().join("r.json");
     let target = t.path().join("target");
@@ -804,7 +807,10 @@ fn section_detail(doc: &Value) -> &Value {
 /// its rings' length, its disk thread kept that long from a CPU, or that thread busy with its
 /// I/O over half the run (a few tracks ask a fraction of a per cent of a quiet disk; one serial
 /// thread's reads and writes of 0.2-0.3 s each, in a row, once took the hdr run's rings to
-/// 17.8%). Anything else fails at once.
+/// 17.8%), or a shortfall of the rings' trend that one such hold explains (a hold of d ms takes
+/// at most 1.5 d ms of audio off a least-squares trend, as a step halfway through it: 4 tracks
+/// recorded with a write held 183 ms lost 2.8% of a 5.7 s trend, 163 ms, the disk thread idle
+/// 87%). Anything else fails at once.
 fn run_until_pass(dir: &Path, args: &[&str]) -> Value {
     let mut runs = Vec::new();
     for _ in 0..3 {
@@ -824,9 +830,17 @@ fn run_until_pass(dir: &Path, args: &[&str]) -> Value {
             o["verdict"], o["shortcoming"]
         );
         let idle_pct = o["butler_idle_pct"].as_f64().unwrap_or(100.0);
-        let why = format!("{why}, disk thread idle {idle_pct:.0}%");
+        let s = &o["sustain"];
+        let trend_ms = s["to_ms"].as_f64().unwrap_or(0.0) - s["from_ms"].as_f64().unwrap_or(0.0);
+        let lost_ms = s["shortfall_pct"].as_f64().unwrap_or(f64::INFINITY) / 100.0 * trend_ms;
+        let why = format!(
+            "{why}, disk thread idle {idle_pct:.0}%, the trend lost {lost_ms:.0} ms in {trend_ms:.0} ms"
+        );
+        let held = read_ms.max(write_ms).max(cpu_wait_ms);
+        let explained =
+            o["shortcoming"]["kind"] == "draining" || o["shortcoming"]["kind"] == "losing_ground";
         assert!(
-            read_ms.max(write_ms).max(cpu_wait_ms) >= ring_ms / 4.0 || idle_pct < 50.0,
+            held >= ring_ms / 4.0 || idle_pct < 50.0 || (explained && lost_ms <= 1.5 * held),
             "not passed with every I/O and every wait for a CPU under a quarter of the rings: {why}\n{o}"
         );
         eprintln!("run again: {why}");
@@ -837,6 +851,7 @@ fn run_until_pass(dir: &Path, args: &[&str]) -> Value {
 
 #[test]
 fn play_record_and_hdr_run_in_real_time_and_verify() {
+    let _disk = crate::common::quiet_disk();
     let t = tempfile::tempdir().unwrap();
     let d = t.path().to_str().unwrap();
     // 64K chunks: a 2 s ring and 0.46 s refill cycles, so 8 s is long enough to pass (one ring

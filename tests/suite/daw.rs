@@ -27,6 +27,7 @@ fn figure(row: &Value, name: &str) -> f64 {
 
 #[test]
 fn a_template_loads_cold_and_warm_with_one_and_many_threads() {
+    let _disk = crate::common::busy_disk();
     let t = tempfile::tempdir().unwrap();
     let d = t.path().join("disk");
     std::fs::create_dir(&d).unwrap();

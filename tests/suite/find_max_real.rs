@@ -56,6 +56,7 @@ fn find_max(dir: &Path, args: &[&str], max: u32) -> Value {
 /// on their probes' durations, not on the CPU (a handful of tracks each), so the file takes as
 /// long as its longest search, not their sum (issue 18).
 fn all_at_once<J: Sync>(jobs: &[J], check: impl Fn(&J, &Path) + Sync) {
+    let _disk = crate::common::busy_disk();
     std::thread::scope(|s| {
         for job in jobs {
             let check = &check;

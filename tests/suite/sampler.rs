@@ -15,6 +15,7 @@ fn run_json(args: &[&str]) -> Value {
 
 #[test]
 fn a_real_sampler_run_streams_its_library_and_leaves_nothing() {
+    let _disk = crate::common::quiet_disk();
     // 24 voices live about 240 ms each (100 note-ons a second steal the oldest), so nearly every
     // voice plays its first read: reads this virtual disk's host holds for longer than the
     // 213 ms preload drop notes, as they would in a real sampler. The disk thread reads one

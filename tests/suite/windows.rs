@@ -313,6 +313,7 @@ fn a_short_seq_measures_stores_and_cleans_up() {
 /// (marginal). A run that did not pass is run again, three runs at most, only when it says why
 /// that was not the engine's fault: the tick late, or a read held, for a quarter of the rings.
 fn play_four(w: &Win, butler: &str) {
+    let _disk = crate::common::quiet_disk();
     let mut runs = Vec::new();
     for _ in 0..3 {
         let t = tempfile::tempdir().unwrap();
