@@ -23,12 +23,15 @@ pub fn tb() -> Command {
 }
 
 /// The host's disk, which every test's temporary directory shares. The tests that drive it as
-/// fast as it goes (a search's first guesses, the standard suite, cold template loads) share it
-/// with each other; a real-time run that asserts a few tracks pass has it to itself, as the user
-/// it stands for has a quiet disk. Beside the suite's searches, a 16 KiB read was held 1.5 s and
-/// a 4-track record lost 2.8% of its demand to a write held 183 ms (CI, 2026-11-28), failing
-/// runs that pass alone. A test takes one guard at a time and holds it only around its runs
-/// (readers of a lock a writer waits on wait too: a second read guard could deadlock).
+/// fast as it goes in bursts (find_max_real's searches starting at once, each first guess
+/// writing and reading a 256 MiB span; cold template loads) share it with each other; a
+/// real-time run that asserts a few tracks pass has it to itself, as the user it stands for has
+/// a quiet disk. Beside the searches, a 16 KiB read was held 1.5 s and a 4-track record lost
+/// 2.8% of its demand to a write held 183 ms (CI, 2026-11-28), failing runs that pass alone.
+/// The newcomer's `run` (the longest test, 2.5 min of stages) is left out: held behind the
+/// real-time runs it took the suite from 440-507 s to 608 and 728 s. A test takes one guard at
+/// a time and holds it only around its runs (readers of a lock a writer waits on wait too: a
+/// second read guard could deadlock).
 static DISK: std::sync::RwLock<()> = std::sync::RwLock::new(());
 
 /// Shares the disk with the other tests that drive it hard; waits while a real-time test has it.
@@ -125,7 +128,6 @@ pub fn newcomer_run() -> std::sync::Arc<NewcomerRun> {
         let _ = std::fs::remove_dir_all(&dir);
         let (target, home, json) = (dir.join("music"), dir.join("xdg"), dir.join("run.json"));
         std::fs::create_dir_all(&target).expect("a folder under target/");
-        let disk = busy_disk();
         let out = tb()
             .current_dir(&target)
             .env("XDG_DATA_HOME", &home)
@@ -133,7 +135,6 @@ pub fn newcomer_run() -> std::sync::Arc<NewcomerRun> {
             .arg(&json)
             .output()
             .expect("trackbench runs");
-        drop(disk);
         state.0 = Some(Arc::new(NewcomerRun {
             dir,
             target,
