@@ -809,8 +809,8 @@ fn section_detail(doc: &Value) -> &Value {
 /// thread's reads and writes of 0.2-0.3 s each, in a row, once took the hdr run's rings to
 /// 17.8%), or a shortfall of the rings' trend that one such hold explains (a hold of d ms takes
 /// at most 1.5 d ms of audio off a least-squares trend, as a step halfway through it: 4 tracks
-/// recorded with a write held 183 ms lost 2.8% of a 5.7 s trend, 163 ms, the disk thread idle
-/// 87%). Anything else fails at once.
+/// recorded with a write held 183 ms lost 2.8%, about 160 ms over the 5.7 s trend of a passing
+/// run of the same command, the disk thread idle 87%). Anything else fails at once.
 fn run_until_pass(dir: &Path, args: &[&str]) -> Value {
     let mut runs = Vec::new();
     for _ in 0..3 {

@@ -158,7 +158,7 @@ fn every_profile_searches_on_a_real_disk() {
         let mut v = find_max(dir, &args, 6);
         // Searched again, once, when nothing passed: beside eleven other searches a first
         // guess of one or two tracks came out `draining` 2.1-4.1% with the rings' worst
-        // headroom 64-79% (2026-11-29, twice in four runs), a loaded disk's trend, not the
+        // headroom 64-79% (2026-11-29, twice in six runs), a loaded disk's trend, not the
         // engine's; a second search that also finds nothing fails below.
         let nothing = |v: &Value| {
             v["sections"][0]["detail"]["searches"]

@@ -28,8 +28,8 @@ pub fn tb() -> Command {
 /// real-time run that asserts a few tracks pass has it to itself, as the user it stands for has
 /// a quiet disk. Beside the searches, a 16 KiB read was held 1.5 s and a 4-track record lost
 /// 2.8% of its demand to a write held 183 ms (CI, 2026-11-28), failing runs that pass alone.
-/// The newcomer's `run` (the longest test, 2.5 min of stages) is left out: held behind the
-/// real-time runs it took the suite from 440-507 s to 608 and 728 s. A test takes one guard at
+/// The newcomer's `run` (the longest test) is left out: held behind the real-time runs it took
+/// the suite binary to 608 and 728 s, 393 s without (2026-11-29). A test takes one guard at
 /// a time and holds it only around its runs (readers of a lock a writer waits on wait too: a
 /// second read guard could deadlock).
 static DISK: std::sync::RwLock<()> = std::sync::RwLock::new(());
