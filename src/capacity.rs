@@ -928,6 +928,7 @@ mod tests {
             buffered_shortfall_pct: None,
             buffered_noise_pct: 0.0,
             draining_sigmas: 0.0,
+            one_hold_pct: None,
         };
         let verdict = match capacity.shortcoming() {
             Some(_) if own == Verdict::Pass => Verdict::Marginal,

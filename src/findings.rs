@@ -132,6 +132,14 @@ pub enum Finding {
     },
     /// A passing run's spare capacity.
     SpareCapacity { idle_pct: f64 },
+    /// A passing run whose rings fell behind by more than `SHORTFALL_LIMIT_PCT`, no more than
+    /// its longest hold accounts for, with ample idle time (`CapacityEvidence::drain_is_one_hold`).
+    DrainWithinOneHold {
+        shortfall_pct: f64,
+        hold_ms: f64,
+        one_hold_pct: f64,
+        idle_pct: f64,
+    },
     /// What the device read against what the butler read for the tracks during the run.
     ReadAmplification {
         device_read_bytes: u64,
@@ -312,6 +320,23 @@ impl Finding {
             _ => false,
         }
     }
+}
+
+/// A passing run's drain that one hold accounts for, in words a reader can check
+/// (`CapacityEvidence::drain_is_one_hold`); None for any other run.
+pub fn drain_within_one_hold(
+    evidence: &crate::stream::CapacityEvidence,
+    hold_ms: Option<f64>,
+) -> Option<Finding> {
+    let s = evidence
+        .shortfall_pct
+        .filter(|&s| s > crate::stream::SHORTFALL_LIMIT_PCT && evidence.drain_is_one_hold(s))?;
+    Some(Finding::DrainWithinOneHold {
+        shortfall_pct: s,
+        hold_ms: hold_ms?,
+        one_hold_pct: evidence.one_hold_pct?,
+        idle_pct: evidence.ground_idle_pct?,
+    })
 }
 
 /// What the butler's wait for a CPU says, when it says anything: its longest wait a tenth of

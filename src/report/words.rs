@@ -236,6 +236,14 @@ pub fn words(f: &Finding) -> String {
             first_xrun_ms,
             margin_in_s,
         } => shortcoming(s, *first_xrun_ms, *margin_in_s),
+        Finding::DrainWithinOneHold {
+            shortfall_pct,
+            hold_ms,
+            one_hold_pct,
+            idle_pct,
+        } => format!(
+            "the rings fell behind by {shortfall_pct:.1}% of the demand, no more than one hold of {hold_ms:.0} ms accounts for (up to {one_hold_pct:.1}%), and the butler was idle {idle_pct:.0}% of the time: a stall the rings rode out, not a device short of the rate"
+        ),
         Finding::SpareCapacity { idle_pct } => format!(
             "the butler was idle {idle_pct:.1}% of the steady part of the run: the device had that much to spare"
         ),

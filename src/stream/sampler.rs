@@ -672,6 +672,10 @@ pub struct SamplerOutcome {
     /// How much less audio the butler brought than the voices consumed over the steady part,
     /// in percent (negative: more).
     pub shortfall_pct: Option<f64>,
+    /// The most of that shortfall, in percent, that the run's longest single hold (a read, or
+    /// the disk thread's wait for a CPU) accounts for (`super::one_hold_pct`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub one_hold_pct: Option<f64>,
     pub shortcoming: Option<Shortcoming>,
     pub min_run_s: f64,
     pub stopped_early: bool,
@@ -711,10 +715,20 @@ impl SamplerOutcome {
         }
     }
 
+    /// The longest single hold of the run, in ms (see [`super::longest_hold_ms`]).
+    pub fn longest_hold_ms(&self) -> Option<f64> {
+        super::longest_hold_ms(
+            self.read_latency.as_ref().map(|l| l.max_us),
+            None,
+            self.butler_cpu_wait_max_ms,
+        )
+    }
+
     /// What the run says of the storage's capacity (see [`super::CapacityEvidence`]).
     pub fn capacity_evidence(&self) -> super::CapacityEvidence {
         evidence(
             self.shortfall_pct,
+            self.one_hold_pct,
             self.butler_idle_pct.map(|whole_pct| Idle {
                 whole_pct,
                 late_pct: self.butler_idle_late_pct.unwrap_or(whole_pct),
@@ -755,9 +769,10 @@ pub struct Idle {
 
 /// A sampler's capacity evidence: its stock's trend (no standard error: ground lost is anything
 /// beyond `LOSING_GROUND_PCT`) and the butler's idle share, of which only what lasts to the end
-/// of the run may outweigh lost ground.
+/// of the run may outweigh lost ground, or a drain one hold accounts for (`one_hold_pct`).
 fn evidence(
     shortfall_pct: Option<f64>,
+    one_hold_pct: Option<f64>,
     idle: Option<Idle>,
     simulated: bool,
 ) -> super::CapacityEvidence {
@@ -770,6 +785,7 @@ fn evidence(
         buffered_shortfall_pct: None,
         buffered_noise_pct: 0.0,
         draining_sigmas: 0.0,
+        one_hold_pct,
     }
 }
 
@@ -789,6 +805,7 @@ pub fn judge(
     preload_ms: f64,
     idle: Option<Idle>,
     shortfall_pct: Option<f64>,
+    one_hold_pct: Option<f64>,
     ran_s: f64,
     simulated: bool,
 ) -> (Verdict, Option<Shortcoming>) {
@@ -810,7 +827,7 @@ pub fn judge(
             worst_pct: 100.0 * player.worst,
             margin_pct: 100.0 * spec.margin,
         })
-    } else if let Some(s) = evidence(shortfall_pct, idle, simulated).shortcoming() {
+    } else if let Some(s) = evidence(shortfall_pct, one_hold_pct, idle, simulated).shortcoming() {
         // A device that lends time after each gap (a throttle's slice, a drive's cache) keeps
         // a saturated butler idle a little while the voices slip: on a device capped at 77.6
         // voices, 82 passed on idle time alone; only idle time that lasts to the end outweighs
@@ -955,6 +972,15 @@ fn play<Tm: super::engine::Timing>(
     let shortfall_pct = (ran_s >= min_run_s(spec))
         .then(|| player.stock.shortfall_pct(warm_ns, spec.period_ns()))
         .flatten();
+    let hold_ms = super::longest_hold_ms(
+        (e.read_lat.count() > 0).then(|| e.read_lat.summary().max_us),
+        None,
+        e.butler_cpu_wait_max_ms.filter(|_| !simulated),
+    );
+    // The stock's trend spans the run after the first ring's warm-up.
+    let one_hold_pct = hold_ms
+        .filter(|_| shortfall_pct.is_some())
+        .and_then(|h| super::one_hold_pct(h, e.ran_ns.saturating_sub(warm_ns) as f64 / 1e6));
     let (verdict, shortcoming) = judge(
         spec,
         &player,
@@ -962,6 +988,7 @@ fn play<Tm: super::engine::Timing>(
         preload_ms,
         idle,
         shortfall_pct,
+        one_hold_pct,
         ran_s,
         simulated,
     );
@@ -995,6 +1022,7 @@ fn play<Tm: super::engine::Timing>(
         butler_idle_pct: idle.map(|i| i.whole_pct),
         butler_idle_late_pct: idle.map(|i| i.late_pct),
         shortfall_pct,
+        one_hold_pct,
         shortcoming,
         min_run_s: min_run_s(spec),
         stopped_early: e.tick.stopped_early,
@@ -1360,6 +1388,7 @@ mod tests {
                 213.0,
                 idle,
                 Some(shortfall),
+                None,
                 20.0,
                 false,
             )

@@ -412,6 +412,10 @@ fn run_findings(o: &SamplerOutcome, period_us: f64) -> Vec<Finding> {
         None => {
             if let Some(idle_pct) = o.butler_idle_pct {
                 f.push(Finding::SpareCapacity { idle_pct });
+                f.extend(crate::findings::drain_within_one_hold(
+                    &o.capacity_evidence(),
+                    o.longest_hold_ms(),
+                ));
             }
         }
     }

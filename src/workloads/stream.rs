@@ -640,6 +640,10 @@ fn run_findings(spec: &StreamSpec, o: &StreamOutcome) -> Vec<Finding> {
         });
     } else if let Some(idle_pct) = o.butler_idle_pct {
         f.push(Finding::SpareCapacity { idle_pct });
+        f.extend(crate::findings::drain_within_one_hold(
+            &o.capacity_evidence(),
+            o.longest_hold_ms(),
+        ));
     }
     if let (Some(d), Some(ratio)) = (o.device_read_bytes, o.read_amplification()) {
         f.push(Finding::ReadAmplification {
