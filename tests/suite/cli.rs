@@ -807,10 +807,8 @@ fn section_detail(doc: &Value) -> &Value {
 /// its rings' length, its disk thread kept that long from a CPU, or that thread busy with its
 /// I/O over half the run (a few tracks ask a fraction of a per cent of a quiet disk; one serial
 /// thread's reads and writes of 0.2-0.3 s each, in a row, once took the hdr run's rings to
-/// 17.8%), or a shortfall of the rings' trend that one such hold explains (a hold of d ms takes
-/// at most 1.5 d ms of audio off a least-squares trend, as a step halfway through it: 4 tracks
-/// recorded with a write held 183 ms lost 2.8%, about 160 ms over the 5.7 s trend of a passing
-/// run of the same command, the disk thread idle 87%). Anything else fails at once.
+/// 17.8%). Anything else fails at once. (A drain one hold accounts for, with the disk thread
+/// idle, is no longer a shortcoming at all: `CapacityEvidence::drain_is_one_hold`.)
 fn run_until_pass(dir: &Path, args: &[&str]) -> Value {
     let mut runs = Vec::new();
     for _ in 0..3 {
@@ -830,17 +828,10 @@ fn run_until_pass(dir: &Path, args: &[&str]) -> Value {
             o["verdict"], o["shortcoming"]
         );
         let idle_pct = o["butler_idle_pct"].as_f64().unwrap_or(100.0);
-        let s = &o["sustain"];
-        let trend_ms = s["to_ms"].as_f64().unwrap_or(0.0) - s["from_ms"].as_f64().unwrap_or(0.0);
-        let lost_ms = s["shortfall_pct"].as_f64().unwrap_or(f64::INFINITY) / 100.0 * trend_ms;
-        let why = format!(
-            "{why}, disk thread idle {idle_pct:.0}%, the trend lost {lost_ms:.0} ms in {trend_ms:.0} ms"
-        );
+        let why = format!("{why}, disk thread idle {idle_pct:.0}%");
         let held = read_ms.max(write_ms).max(cpu_wait_ms);
-        let explained =
-            o["shortcoming"]["kind"] == "draining" || o["shortcoming"]["kind"] == "losing_ground";
         assert!(
-            held >= ring_ms / 4.0 || idle_pct < 50.0 || (explained && lost_ms <= 1.5 * held),
+            held >= ring_ms / 4.0 || idle_pct < 50.0,
             "not passed with every I/O and every wait for a CPU under a quarter of the rings: {why}\n{o}"
         );
         eprintln!("run again: {why}");
