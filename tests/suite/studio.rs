@@ -399,7 +399,9 @@ fn a_killed_rank_stops_the_others_within_two_seconds_and_is_named() {
     );
     assert!(!out.status.success());
     // Rank 0 saved the result, interrupted, naming the rank that died.
-    let doc: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let doc = std::fs::read(&json)
+        .unwrap_or_else(|e| panic!("no document at {} ({e}): {stderr}", json.display()));
+    let doc: Value = serde_json::from_slice(&doc).unwrap();
     assert_eq!(doc["interrupted"], true);
     assert_eq!(doc["studio"]["lost_ranks"], serde_json::json!([1]));
     assert!(
