@@ -761,7 +761,8 @@ impl CapacityEvidence {
     /// track, searched beside a dozen other searches, drained 5.2% over 5.9 s with its ring at
     /// worst two thirds full; a real run of 4 recorded tracks drained 2.8% behind a write held
     /// 183 ms, its butler idle 87%. A device short of the rate leaves the butler no such idle
-    /// time (on a loop device capped at 21 MB/s, 1.03 times its bound: 2.7% lost, idle 0%).
+    /// time (three workstations on a loop device capped at 21 MB/s, 1.03 times its bound: 2.7%
+    /// lost, the least idle 0%; BENCHMARKS.md, issue 16).
     pub fn drain_is_one_hold(&self, shortfall_pct: f64) -> bool {
         self.one_hold_pct.is_some_and(|h| shortfall_pct <= h)
             && self.ground_idle_pct.is_some_and(|i| i >= AMPLE_IDLE_PCT)
@@ -1478,7 +1479,7 @@ mod tests {
             Some(Shortcoming::Draining { .. })
         ));
         // Nor does a long one where the butler had no time to spare: a device short of the
-        // rate (1.03 times a capped device's bound: 2.7% lost, idle 0%).
+        // rate (a studio at 1.03 times a capped device's bound: 2.7% lost, least idle 0%).
         let saturated =
             CapacityEvidence::of_stream(window, Some(0.0), false).with_hold(Some(550.0), window);
         assert!(matches!(
