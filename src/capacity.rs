@@ -213,6 +213,9 @@ pub fn find_max(
     mut probe: impl FnMut(u32, bool) -> Result<Option<ProbeResult>>,
 ) -> Result<Capacity> {
     assert!(limit >= 1, "a search needs room for at least one");
+    // The probes share their rings: what one probe's audio thread locked stays locked for the
+    // next, and is unlocked when the search ends.
+    let _locked = crate::platform::hold_memory_lock();
     let guess = first_guess.clamp(1, limit);
     let mut cap = Capacity {
         answer: 0,

@@ -130,6 +130,7 @@ impl Timing for RealTime {
                     let grant =
                         crate::platform::go_realtime(spec.period_frames, spec.format.rate_hz);
                     let realtime = grant.granted;
+                    let locked = grant.memory_locked;
                     let note = grant
                         .refused
                         .as_ref()
@@ -162,9 +163,10 @@ impl Timing for RealTime {
                     IN_REALTIME_LOOP.with(|c| c.set(false));
                     let allocations = REALTIME_ALLOCATIONS.load(Ordering::Relaxed) - allocs0;
                     let cpu_s = thread_cpu_s() - cpu0;
-                    if realtime {
-                        // Undoes this run's mlockall; nothing else in trackbench locks memory.
-                        crate::platform::unlock_memory();
+                    if locked {
+                        // Undoes this run's mlockall (or, in a search, keeps it for the next
+                        // probe); nothing else in trackbench locks memory.
+                        crate::platform::release_memory();
                     }
                     drop(grant);
                     finished.store(true, Ordering::Release);
