@@ -358,8 +358,11 @@ pub fn release_memory() {
     if !MEMORY_LOCKED.load(SeqCst) {
         return;
     }
+    // Where a limit on locked memory applies, a mapping locked as it is made could be refused
+    // (an allocation failing between probes): there everything is unlocked, as without a hold.
     #[cfg(target_os = "linux")]
     if LOCK_HOLDS.load(SeqCst) > 0
+        && locking_is_unlimited()
         // SAFETY: plain syscall with valid flags; only changes how later mappings are locked.
         && unsafe { libc::mlockall(libc::MCL_FUTURE | libc::MCL_ONFAULT) } == 0
     {
@@ -368,6 +371,32 @@ pub fn release_memory() {
     if MEMORY_LOCKED.swap(false, SeqCst) {
         unlock_all();
     }
+}
+
+/// Whether no limit applies to the memory this process locks: RLIMIT_MEMLOCK is unlimited, or
+/// it holds CAP_IPC_LOCK (bit 14 of its effective capabilities), as root usually does.
+#[cfg(target_os = "linux")]
+fn locking_is_unlimited() -> bool {
+    // SAFETY: a plain C struct filled by getrlimit.
+    let mut r: libc::rlimit = unsafe { std::mem::zeroed() };
+    // SAFETY: valid resource and pointer.
+    if unsafe { libc::getrlimit(libc::RLIMIT_MEMLOCK, &mut r) } == 0
+        && r.rlim_cur == libc::RLIM_INFINITY
+    {
+        return true;
+    }
+    const CAP_IPC_LOCK: u32 = 14;
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            let caps = s
+                .lines()
+                .find_map(|l| l.strip_prefix("CapEff:"))?
+                .trim()
+                .to_owned();
+            u64::from_str_radix(&caps, 16).ok()
+        })
+        .is_some_and(|caps| caps & (1 << CAP_IPC_LOCK) != 0)
 }
 
 fn unlock_all() {
@@ -600,15 +629,19 @@ mod tests {
     }
 
     /// Under a hold, a run's lock outlives the run and the next run's adds to it; the last hold
-    /// unlocks. Without one, a run unlocks as it ends. Where mlockall is refused (not root),
-    /// nothing is locked either way.
+    /// unlocks. Without one, a run unlocks as it ends. Where mlockall is refused (not root), or
+    /// a limit on locked memory applies, nothing stays locked after a run either way.
     #[test]
     fn a_hold_keeps_a_runs_locked_memory_until_the_search_ends() {
         let hold = hold_memory_lock();
-        if !one_run() {
-            drop(hold);
-            assert_eq!(locked_kb(), 0, "nothing locked where mlockall is refused");
+        if !one_run() || !locking_is_unlimited() {
+            assert_eq!(
+                locked_kb(),
+                0,
+                "nothing kept locked where it is refused or limited"
+            );
             assert!(!memory_locked());
+            drop(hold);
             return;
         }
         assert!(
