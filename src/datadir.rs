@@ -4,7 +4,7 @@
 
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -329,6 +329,18 @@ impl DataDir {
             .files
             .iter()
             .find(|e| e.key == key && e.complete)
+    }
+
+    /// [`DataDir::find`] for every key of `keys`, in order, in one pass over the manifest (a
+    /// search's probe of 8,000 tracks looked its files up one by one: 64 million comparisons).
+    pub fn find_many(&self, keys: &[String]) -> Vec<Option<&Entry>> {
+        let mut first: HashMap<&str, &Entry> = HashMap::with_capacity(self.manifest.files.len());
+        for e in self.manifest.files.iter().filter(|e| e.complete) {
+            first.entry(e.key.as_str()).or_insert(e);
+        }
+        keys.iter()
+            .map(|k| first.get(k.as_str()).copied())
+            .collect()
     }
 
     pub fn entries(&self) -> &[Entry] {
@@ -1043,6 +1055,36 @@ mod tests {
         assert_eq!(d.find("span:1M").unwrap().name, "a.wav");
         drop(d); // Drop cleans up like close
         assert!(!t.path().join(DIR_NAME).exists());
+    }
+
+    /// `find_many` answers as `find` does key by key: complete entries only, the first of a
+    /// key, none for a key not there.
+    #[test]
+    fn many_keys_are_found_as_one_at_a_time() {
+        let t = tempfile::tempdir().unwrap();
+        let mut d = DataDir::open(t.path(), false).unwrap();
+        for (name, key) in [
+            ("a.wav", "k:a"),
+            ("b.wav", "k:b"),
+            ("c.wav", "k:a"),
+            ("d.wav", "k:d"),
+        ] {
+            d.register(name, key, 4096).unwrap();
+        }
+        d.mark_complete_many(&["a.wav", "b.wav", "c.wav"]).unwrap();
+        let keys: Vec<String> = ["k:b", "k:a", "k:d", "k:none"].map(String::from).to_vec();
+        let many: Vec<Option<&str>> = d
+            .find_many(&keys)
+            .into_iter()
+            .map(|e| e.map(|e| e.name.as_str()))
+            .collect();
+        let one: Vec<Option<&str>> = keys
+            .iter()
+            .map(|k| d.find(k).map(|e| e.name.as_str()))
+            .collect();
+        assert_eq!(many, one);
+        assert_eq!(many, [Some("b.wav"), Some("a.wav"), None, None]);
+        d.close().unwrap();
     }
 
     #[test]

@@ -374,10 +374,16 @@ fn ensure_laid_out(
         .iter()
         .map(|&l| check_len(format, l))
         .collect::<Result<_>>()?;
-    let key = |i: usize| format!("{prefix}:{i}:{}:{format}", lens[i]);
+    let keys: Vec<String> = (0..lens.len())
+        .map(|i| format!("{prefix}:{i}:{}:{format}", lens[i]))
+        .collect();
     let name = |i: usize| format!("{prefix}-{i:04}.wav");
-    let missing: Vec<usize> = (0..lens.len())
-        .filter(|&i| dd.find(&key(i)).is_none_or(|e| e.name != name(i)))
+    let missing: Vec<usize> = dd
+        .find_many(&keys)
+        .into_iter()
+        .enumerate()
+        .filter(|&(i, e)| e.is_none_or(|e| e.name != name(i)))
+        .map(|(i, _)| i)
         .collect();
     if !missing.is_empty() {
         let names: Vec<String> = missing.iter().map(|&i| name(i)).collect();
@@ -388,7 +394,7 @@ fn ensure_laid_out(
         )?;
         let items: Vec<(String, String, u64)> = missing
             .iter()
-            .map(|&i| (name(i), key(i), DATA_OFFSET + lens[i]))
+            .map(|&i| (name(i), keys[i].clone(), DATA_OFFSET + lens[i]))
             .collect();
         let registered = dd.register_many(&items)?;
         let label = if missing.len() == 1 {
@@ -408,8 +414,8 @@ fn ensure_laid_out(
         dd.mark_complete_many(&names.iter().map(String::as_str).collect::<Vec<_>>())?;
     }
     let mut spans = Vec::with_capacity(lens.len());
-    for i in 0..lens.len() {
-        let e = dd.find(&key(i)).expect("every file is present now").clone();
+    for e in dd.find_many(&keys) {
+        let e = e.expect("every file is present now");
         let path = dd.root().join(&e.name);
         let o = io::open(&path, OpenMode::ReadWrite, cached)?;
         spans.push(Span::media(path, o, e.size_bytes, e.content_id));
