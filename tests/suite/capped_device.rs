@@ -22,6 +22,60 @@ use common::capped::fixture;
 /// A fixture leaves nothing behind, even while a process in its group still holds the mount
 /// when the test ends (an interrupted run's cleaner did, and the unmount failed once, leaving an
 /// ext4 on a loop device over a deleted image).
+/// A suite killed with its fixtures up (no `Drop` runs) leaves a mount, a loop device, an image
+/// and a group: the next test process's first fixture removes them, and nothing of a live
+/// process's.
+#[test]
+fn what_a_killed_suites_fixture_left_is_removed_by_the_next() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: a capped loop device needs root");
+        return;
+    }
+    let mut gone = std::process::Command::new("true").spawn().unwrap();
+    gone.wait().unwrap();
+    let dead = common::capped::Capped::owned_by(gone.id(), 64 << 20, Some(21_000_000), None)
+        .unwrap_or_else(|e| panic!("cannot build the fixture: {e}"));
+    let live = fixture(Some(21_000_000), None).expect("root builds fixtures");
+    let (dir, mnt, dev, group) = (
+        dead.dir.path().to_path_buf(),
+        dead.mnt.to_str().unwrap().to_string(),
+        dead.loop_dev().to_string(),
+        dead.cgroup().to_path_buf(),
+    );
+    // As a killed process leaves it: nothing undone.
+    std::mem::forget(dead);
+    let removed = common::capped::reap_leftovers();
+    let mounts = std::fs::read_to_string("/proc/mounts").unwrap();
+    assert!(
+        !mounts
+            .lines()
+            .any(|l| l.split(' ').nth(1) == Some(mnt.as_str())),
+        "{mnt} is still mounted (removed: {removed:?})"
+    );
+    let backing = std::fs::read_to_string(format!(
+        "/sys/block/{}/loop/backing_file",
+        dev.trim_start_matches("/dev/")
+    ))
+    .unwrap_or_default();
+    assert!(
+        !backing.starts_with(dir.to_str().unwrap()),
+        "{dev} still holds the image: {backing}"
+    );
+    assert!(!dir.exists(), "{} is left", dir.display());
+    assert!(!group.exists(), "{} is left", group.display());
+    // The live process's fixture is untouched.
+    assert!(live.cgroup().exists() && live.mnt.exists());
+    let live_mnt = live.mnt.to_str().unwrap().to_string();
+    assert!(
+        std::fs::read_to_string("/proc/mounts")
+            .unwrap()
+            .lines()
+            .any(|l| l.split(' ').nth(1) == Some(live_mnt.as_str())),
+        "the live fixture's mount was taken"
+    );
+}
+
 #[test]
 fn the_fixture_leaves_no_mount_loop_device_or_group_behind() {
     let Some(c) = fixture(Some(21_000_000), None) else {

@@ -44,13 +44,104 @@ fn image_dir() -> Result<tempfile::TempDir, String> {
     tempfile::tempdir().map_err(|e| e.to_string())
 }
 
+/// The groups' directory, and the prefix of every fixture's group (`trackbench-test-PID-loopN`).
+const GROUPS: &str = "/sys/fs/cgroup/blkio";
+const GROUP_PREFIX: &str = "trackbench-test-";
+
+/// Removes what the fixtures of test processes that no longer run left behind: a suite killed
+/// or interrupted (Ctrl-C) runs no `Drop`, and a killed fresh clone's `cargo test` once left
+/// eight loop devices, their mounts and groups. For each group `trackbench-test-PID-loopN`
+/// whose process is gone and which no process is in: the loop device's mount and the loop
+/// device, when its backing file is a fixture's image (`disk.img` in a temporary directory
+/// beside `mnt`), that directory, and the group. Anything else is left alone. Returns what it
+/// removed, in words.
+pub fn reap_leftovers() -> Vec<String> {
+    let mut done = Vec::new();
+    let Ok(groups) = std::fs::read_dir(GROUPS) else {
+        return done;
+    };
+    for g in groups.flatten() {
+        let group = g.path();
+        let file_name = g.file_name();
+        let Some((pid, name)) = file_name
+            .to_str()
+            .and_then(|n| n.strip_prefix(GROUP_PREFIX))
+            .and_then(|rest| rest.split_once('-'))
+        else {
+            continue;
+        };
+        let alive = std::path::Path::new("/proc").join(pid).exists();
+        let occupied = std::fs::read_to_string(group.join("cgroup.procs"))
+            .map_or(true, |p| !p.trim().is_empty());
+        if pid.parse::<u32>().is_err() || !name.starts_with("loop") || alive || occupied {
+            continue;
+        }
+        let backing = std::fs::read_to_string(format!("/sys/block/{name}/loop/backing_file"))
+            .unwrap_or_default();
+        let image = PathBuf::from(backing.trim().trim_end_matches(" (deleted)"));
+        let dir = image.parent().map(PathBuf::from).unwrap_or_default();
+        let ours = image.file_name().is_some_and(|f| f == "disk.img")
+            && dir
+                .file_name()
+                .and_then(|d| d.to_str())
+                .is_some_and(|d| d.starts_with(".tmp"))
+            && dir.parent().is_some_and(|p| {
+                p == std::path::Path::new("/dev/shm") || p == std::env::temp_dir()
+            });
+        if ours {
+            let dev = format!("/dev/{name}");
+            let mnt = dir.join("mnt");
+            let mounted = std::fs::read_to_string("/proc/mounts").is_ok_and(|m| {
+                m.lines().any(|l| {
+                    let mut f = l.split(' ');
+                    f.next() == Some(dev.as_str()) && f.next() == mnt.to_str()
+                })
+            });
+            let mnt_s = mnt.to_str().unwrap_or_default();
+            if mounted && sh("umount", &[mnt_s]).is_err() {
+                let _ = sh("umount", &["-l", mnt_s]);
+            }
+            if sh("losetup", &["-d", &dev]).is_ok() {
+                done.push(format!("{dev} ({})", image.display()));
+            }
+            let _ = std::fs::remove_dir(&mnt);
+            let _ = std::fs::remove_file(&image);
+            if std::fs::remove_dir(&dir).is_ok() {
+                done.push(dir.display().to_string());
+            }
+        }
+        if std::fs::remove_dir(&group).is_ok() {
+            done.push(group.display().to_string());
+        }
+    }
+    done
+}
+
 impl Capped {
     /// A 3 GiB sparse loop device with ext4, reads and writes capped at `read_bps` / `write_bps`.
+    /// The first fixture a test process builds first removes what killed suites left
+    /// ([`reap_leftovers`]).
     pub fn new(read_bps: Option<u64>, write_bps: Option<u64>) -> Result<Capped, String> {
+        static REAPED: std::sync::Once = std::sync::Once::new();
+        REAPED.call_once(|| {
+            for what in reap_leftovers() {
+                eprintln!("removed what a test process that no longer runs left: {what}");
+            }
+        });
+        Capped::owned_by(std::process::id(), 3 << 30, read_bps, write_bps)
+    }
+
+    /// `new` for the process `pid`, with an image of `bytes` (a test makes a dead process's).
+    pub fn owned_by(
+        pid: u32,
+        bytes: u64,
+        read_bps: Option<u64>,
+        write_bps: Option<u64>,
+    ) -> Result<Capped, String> {
         let dir = image_dir()?;
         let img = dir.path().join("disk.img");
         std::fs::File::create(&img)
-            .and_then(|f| f.set_len(3 << 30))
+            .and_then(|f| f.set_len(bytes))
             .map_err(|e| e.to_string())?;
         let img_s = img.to_str().ok_or("temporary path is not UTF-8")?;
         // Tests build fixtures side by side: one `losetup -f` at a time, so that two do not
@@ -61,10 +152,7 @@ impl Capped {
         drop(attach);
         let mnt = dir.path().join("mnt");
         let name = loop_dev.trim_start_matches("/dev/").to_string();
-        let cgroup = PathBuf::from(format!(
-            "/sys/fs/cgroup/blkio/trackbench-test-{}-{name}",
-            std::process::id()
-        ));
+        let cgroup = PathBuf::from(format!("{GROUPS}/{GROUP_PREFIX}{pid}-{name}"));
         // From here on, Drop undoes what was set up.
         let c = Capped {
             dir,
