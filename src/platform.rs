@@ -261,7 +261,8 @@ impl Drop for MemoryLockHold {
 }
 
 /// Whether memory is locked now (Linux: by a run's audio thread, kept by a hold or in a run).
-pub fn memory_locked() -> bool {
+#[cfg(all(test, target_os = "linux"))]
+fn memory_locked() -> bool {
     MEMORY_LOCKED.load(std::sync::atomic::Ordering::SeqCst)
 }
 

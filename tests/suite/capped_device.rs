@@ -46,24 +46,14 @@ fn what_a_killed_suites_fixture_left_is_removed_by_the_next() {
     // As a killed process leaves it: nothing undone.
     std::mem::forget(dead);
     let removed = common::capped::reap_leftovers();
-    let mounts = std::fs::read_to_string("/proc/mounts").unwrap();
-    assert!(
-        !mounts
-            .lines()
-            .any(|l| l.split(' ').nth(1) == Some(mnt.as_str())),
-        "{mnt} is still mounted (removed: {removed:?})"
-    );
-    let backing = std::fs::read_to_string(format!(
-        "/sys/block/{}/loop/backing_file",
-        dev.trim_start_matches("/dev/")
-    ))
-    .unwrap_or_default();
-    assert!(
-        !backing.starts_with(dir.to_str().unwrap()),
-        "{dev} still holds the image: {backing}"
+    common::capped::assert_released(
+        &mnt,
+        &dev,
+        dir.to_str().unwrap(),
+        &group,
+        &format!(" (removed: {removed:?})"),
     );
     assert!(!dir.exists(), "{} is left", dir.display());
-    assert!(!group.exists(), "{} is left", group.display());
     // The live process's fixture is untouched.
     assert!(live.cgroup().exists() && live.mnt.exists());
     let live_mnt = live.mnt.to_str().unwrap().to_string();
@@ -101,23 +91,7 @@ fn the_fixture_leaves_no_mount_loop_device_or_group_behind() {
     drop(c);
     let mut holder = holder;
     let _ = holder.wait();
-    let mounts = std::fs::read_to_string("/proc/mounts").unwrap();
-    assert!(
-        !mounts
-            .lines()
-            .any(|l| l.split(' ').nth(1) == Some(mnt.as_str())),
-        "{mnt} is still mounted"
-    );
-    let backing = std::fs::read_to_string(format!(
-        "/sys/block/{}/loop/backing_file",
-        dev.trim_start_matches("/dev/")
-    ))
-    .unwrap_or_default();
-    assert!(
-        !backing.starts_with(&img),
-        "{dev} still holds the image: {backing}"
-    );
-    assert!(!group.exists(), "{} is left", group.display());
+    common::capped::assert_released(&mnt, &dev, &img, &group, "");
 }
 
 /// The main search's answer in tracks.

@@ -315,3 +315,24 @@ pub fn fixture(read_bps: Option<u64>, write_bps: Option<u64>) -> Option<Capped> 
         Err(e) => panic!("cannot build the capped-device fixture as root: {e}"),
     }
 }
+
+/// Asserts that nothing of a fixture is left in the system: `mnt` not mounted, the loop device
+/// `dev` not holding a file under `image` (a path or its directory), and the blkio `group` gone.
+/// `context` is added to each message.
+pub fn assert_released(mnt: &str, dev: &str, image: &str, group: &std::path::Path, context: &str) {
+    let mounts = std::fs::read_to_string("/proc/mounts").unwrap_or_default();
+    assert!(
+        !mounts.lines().any(|l| l.split(' ').nth(1) == Some(mnt)),
+        "{mnt} is still mounted{context}"
+    );
+    let backing = std::fs::read_to_string(format!(
+        "/sys/block/{}/loop/backing_file",
+        dev.trim_start_matches("/dev/")
+    ))
+    .unwrap_or_default();
+    assert!(
+        !backing.starts_with(image),
+        "{dev} still holds the image: {backing}{context}"
+    );
+    assert!(!group.exists(), "{} is left{context}", group.display());
+}
