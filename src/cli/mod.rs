@@ -897,6 +897,10 @@ pub struct CleanArgs {
     /// Internal: with --inherited-lock, the studio rank whose data directory it is
     #[arg(long, hide = true, value_name = "RANK", requires = "inherited_lock")]
     pub rank: Option<u32>,
+    /// Internal: with --inherited-lock, a pipe's read end whose writer is the interrupted run:
+    /// the files are removed once it reads end of file (that run has exited)
+    #[arg(long, hide = true, value_name = "FD", requires = "inherited_lock")]
+    pub after_exit: Option<i32>,
 }
 
 #[derive(Args, Debug)]
