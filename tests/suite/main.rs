@@ -3,11 +3,13 @@
 //! another while most of these tests wait (on a capped device, on Ardour rolling in real time, on
 //! a newcomer's `run`): in one binary they wait at the same time. `.cargo/config.toml` sets how
 //! many run at once (`RUST_TEST_THREADS`, which the environment overrides); libtest starts them in
-//! name order, so the longest, Ardour's check, starts first.
+//! name order, so the longest, the newcomer's `run` (`as_a_newcomer`), starts first (Ardour's
+//! check, longer still, is CI's step of its own).
 
 mod common;
 
 mod ardour;
+mod as_a_newcomer;
 mod capped_device;
 mod cli;
 mod daw;

@@ -102,7 +102,7 @@ fn check_in_browser(b: &Browser, page: &Path, expect: Expect<'_>) {
 /// browser with every chart drawn.
 #[test]
 fn a_newcomers_run_stores_its_result_and_writes_a_report_a_browser_draws_whole() {
-    // The newcomer's run, shared with cli.rs's test of its document and summary.
+    // The newcomer's run, shared with as_a_newcomer.rs's test of its document and summary.
     let run = common::newcomer_run();
     let (home, target) = (&run.home, &run.target);
     let tbh = || {

@@ -100,9 +100,10 @@ pub fn wait_clean(dir: &std::path::Path) {
 
 /// The newcomer's `run`, as the README's first command runs it: `run -q --json DIR/run.json` in
 /// a folder of its own (the current directory, the default target), with a store of its own. It
-/// takes minutes of the machine, so the tests that check it (its result document and summary in
-/// cli.rs, its report and store in report.rs) share one: the first to ask runs it, the others
-/// wait for it. Its directory is under target/ and goes when the last of them is done with it.
+/// takes minutes of the machine, so the tests that check it (its result document and summary
+/// in as_a_newcomer.rs, its report and store in report.rs) share one: the first to ask runs it,
+/// the others wait for it. Its directory is under target/ and goes when the last of them is
+/// done with it.
 pub struct NewcomerRun {
     pub dir: PathBuf,
     /// The folder measured, the current directory of the run: it holds the report afterwards.
