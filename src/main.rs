@@ -901,19 +901,17 @@ fn hand_over(
     d: DataDir,
     target: &Path,
     rank: Option<u32>,
-) -> Result<(Option<u32>, Option<std::os::fd::OwnedFd>)> {
-    use std::os::fd::FromRawFd;
+) -> Result<(Option<u32>, Option<std::io::PipeWriter>)> {
+    use std::os::fd::AsRawFd;
     use std::os::unix::process::CommandExt;
     if d.keep() {
         d.close()?;
         return Ok((None, None));
     }
     let fd = d.detach_lock()?;
-    // Both ends close on exec; the cleaner's copy of the read end is kept open below. Without
-    // a pipe the cleaner starts at once.
-    let mut ends = [-1; 2];
-    // SAFETY: pipe2 writes two descriptors into `ends`.
-    let gate = (unsafe { libc::pipe2(ends.as_mut_ptr(), libc::O_CLOEXEC) } == 0).then_some(ends);
+    // Both ends close on exec (std's pipe); the cleaner's copy of the read end is kept open
+    // below. Without a pipe the cleaner starts at once.
+    let gate = std::io::pipe().ok();
     let spawned = std::env::current_exe().and_then(|exe| {
         let mut c = std::process::Command::new(exe);
         c.arg("clean")
@@ -923,7 +921,8 @@ fn hand_over(
         if let Some(r) = rank {
             c.arg("--rank").arg(r.to_string());
         }
-        if let Some([read, _]) = gate {
+        if let Some((read, _)) = &gate {
+            let read = read.as_raw_fd();
             c.arg("--after-exit").arg(read.to_string());
             // SAFETY: runs in the child between fork and exec; fcntl is async-signal-safe.
             unsafe {
@@ -948,11 +947,8 @@ fn hand_over(
             .process_group(0)
             .spawn()
     });
-    // SAFETY: our copies, open and owned here alone; the cleaner holds its own read end.
-    let gate = gate.map(|[read, write]| {
-        unsafe { libc::close(read) };
-        unsafe { std::os::fd::OwnedFd::from_raw_fd(write) }
-    });
+    // Our read end closes here; the cleaner holds its own.
+    let gate = gate.map(|(_read, write)| write);
     match spawned {
         Ok(child) => {
             // SAFETY: our copy of the handed-over descriptor; the cleaner holds its own.
@@ -1103,14 +1099,11 @@ mod tests {
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::time::{Duration, Instant};
 
+    /// A pipe's ends as descriptors this test owns.
     fn pipe() -> [i32; 2] {
-        let mut ends = [-1; 2];
-        // SAFETY: pipe2 writes two descriptors into `ends`.
-        assert_eq!(
-            unsafe { libc::pipe2(ends.as_mut_ptr(), libc::O_CLOEXEC) },
-            0
-        );
-        ends
+        use std::os::fd::IntoRawFd;
+        let (read, write) = std::io::pipe().expect("a pipe");
+        [read.into_raw_fd(), write.into_raw_fd()]
     }
 
     /// A cleaner removes an interrupted run's files only once that run has exited (its write
