@@ -40,7 +40,7 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
-    /// The main job: the standard suite on PATH (default: the current directory), real-time track counts first, then the classic tests (about 2.5 min on an SSD).
+    /// The main job: the standard suite on PATH (default: the current directory), real-time track counts first, then the classic tests (3 to 4 minutes: each real-time probe lasts about 15 s whatever the disk).
     Run(RunArgs),
     /// Sustained sequential write and read of one large file (hdparm -t, DskBench).
     Seq(SeqArgs),
