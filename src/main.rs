@@ -602,13 +602,15 @@ fn measure(req: Request<'_>, ctx: &Ctx<'_>) -> Result<ExitCode> {
     // unlinking large files takes seconds on some filesystems (ext4 with discard).
     // The cleaner starts removing when `_cleaner_gate` is dropped: when this function returns,
     // the result saved.
-    let (mut cleaner, mut _cleaner_gate) = (None, None);
-    if let Some(d) = unfinished {
-        match hand_over(d, path, (!world.is_alone()).then(|| world.rank())) {
-            Ok((pid, gate)) => (cleaner, _cleaner_gate) = (pid, gate),
-            Err(e) => doc.warnings.push(format!("cleanup incomplete: {e}")),
-        }
-    }
+    let (cleaner, _cleaner_gate) =
+        match unfinished.map(|d| hand_over(d, path, (!world.is_alone()).then(|| world.rank()))) {
+            Some(Ok(handed)) => handed,
+            Some(Err(e)) => {
+                doc.warnings.push(format!("cleanup incomplete: {e}"));
+                (None, None)
+            }
+            None => (None, None),
+        };
     if let Some(root) = kept {
         printer.bars.note(&format!(
             "test files kept in {} (remove them with: trackbench clean {})",
