@@ -506,10 +506,48 @@ mod tests {
         dd.close().unwrap();
     }
 
-    /// Pages of `file` in the page cache (mincore over a mapping of it).
+    /// Pages of `file` in the page cache: `cachestat` (Linux 6.5), which maps nothing; else
+    /// mincore over a mapping of it. A mapping made while another test of this process holds
+    /// `mlockall(MCL_FUTURE)` (a real run's audio thread, the memory lock's own test) is
+    /// populated and locked, and locked pages cannot be dropped: the check once found a file's
+    /// pages still cached after it had mapped them beside such a test.
     #[cfg(target_os = "linux")]
     fn resident_pages(file: &File, len: usize) -> usize {
         use std::os::fd::AsRawFd;
+        #[repr(C)]
+        struct Range {
+            off: u64,
+            len: u64,
+        }
+        #[repr(C)]
+        #[derive(Default)]
+        struct Stat {
+            cache: u64,
+            dirty: u64,
+            writeback: u64,
+            evicted: u64,
+            recently_evicted: u64,
+        }
+        /// cachestat(2): the same number on every architecture.
+        const SYS_CACHESTAT: libc::c_long = 451;
+        let range = Range {
+            off: 0,
+            len: len as u64,
+        };
+        let mut stat = Stat::default();
+        // SAFETY: the two structs are the kernel's layouts and live through the call.
+        let r = unsafe {
+            libc::syscall(
+                SYS_CACHESTAT,
+                file.as_raw_fd(),
+                &range as *const Range,
+                &mut stat as *mut Stat,
+                0u32,
+            )
+        };
+        if r == 0 {
+            return stat.cache as usize;
+        }
         let page = 4096;
         let pages = len.div_ceil(page);
         let mut vec = vec![0u8; pages];
