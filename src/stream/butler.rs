@@ -47,6 +47,28 @@ pub struct Planner {
     /// Tracks whose rings are ready, counted from the first (`RingsReady`): only those get
     /// requests. All of them once the clock runs.
     ready: usize,
+    /// Bytes every tick takes from every ring (`set_uniform_ticks`; 0: ticks that do not). Such
+    /// a tick lowers every ring's headroom by the same amount, so where the rings are of one
+    /// size the order a scan found still holds after it: the list is kept across ticks and
+    /// scanned again only when it runs out and a track may have become needy since. Scanning
+    /// every track on every tick was 70% of a simulated search's time (the butler's policy, not
+    /// the device, is what a model's run computes) and a scan of every ring per period in a real
+    /// butler at thousands of tracks.
+    uniform_bytes: u64,
+    /// The last scan's rings were all of one size (the neediest order is the headroom's).
+    equal_rings: bool,
+    /// The list holds every track that was needy at the last scan, and every track not in it
+    /// ranks after its last entry: once it runs out, nothing is needy until `wake`.
+    whole_list: bool,
+    /// How much of the list outlives a tick: the entries before the first track that was not
+    /// needy yet (ranking before needy ones, a capture ring whose flush threshold differs from
+    /// playback's refill point). The rest is planned at once and dropped at the next tick.
+    kept: usize,
+    /// The tick count by which a track not needy at the last scan (or at its last completion)
+    /// may have become needy.
+    wake: u64,
+    #[cfg(test)]
+    scans: u64,
 }
 
 /// Most tracks one scan lines up.
@@ -70,7 +92,31 @@ impl Planner {
             seen: 0,
             locate_leaves: 0,
             ready: tracks,
+            uniform_bytes: 0,
+            equal_rings: false,
+            whole_list: false,
+            kept: 0,
+            wake: 0,
+            #[cfg(test)]
+            scans: 0,
         }
+    }
+
+    /// Every tick takes `period_bytes` from every playback ring and puts as much into every
+    /// capture ring, on every track, from the start of the roll to its end (a fixed set of
+    /// tracks; not a sampler's voices): the planner may keep its neediest-first list across
+    /// ticks. A tick that could not take its period (an xrun) leaves that ring as it was, and
+    /// the list's order near the bottom is then a period off until the next scan.
+    pub fn set_uniform_ticks(&mut self, period_bytes: u64) {
+        self.uniform_bytes = period_bytes;
+    }
+
+    /// Whether the order of the last scan outlives a tick.
+    fn order_kept(&self) -> bool {
+        self.uniform_bytes > 0
+            && self.equal_rings
+            && self.policy.order == Order::Neediest
+            && self.policy.pass_streams.is_none()
     }
 
     /// Tracks whose rings may be used, from the first.
@@ -92,7 +138,12 @@ impl Planner {
     pub fn tick_seen(&mut self, ticks: u64) {
         if ticks != self.seen {
             self.seen = ticks;
-            self.stale = true;
+            if !self.order_kept() {
+                self.stale = true;
+            } else if self.kept < self.list.len() {
+                self.list.truncate(self.kept.max(self.list_pos));
+                self.kept = self.list.len();
+            }
         }
     }
 
@@ -157,12 +208,15 @@ impl Planner {
                 let mode = (play_only, final_flush);
                 let mut scanned = false;
                 while out.len() - before < room {
-                    if self.stale || self.list_mode != mode || self.list_pos == self.list.len() {
+                    let ran_out = self.list_pos == self.list.len();
+                    if self.stale || self.list_mode != mode || (ran_out && self.may_be_needy()) {
                         if scanned {
                             break; // a fresh scan found nothing more
                         }
                         self.scan(tracks, mode);
                         scanned = true;
+                    } else if ran_out {
+                        break; // nothing has become needy since the last scan
                     }
                     let Some(&i) = self.list.get(self.list_pos) else {
                         break;
@@ -181,18 +235,78 @@ impl Planner {
         self.in_flight += out.len() - before;
     }
 
+    /// Whether a track may be needy that the list does not hold: always, unless the last
+    /// scan's order outlives the ticks, its list held every needy track, and no track can have
+    /// become needy since (`wake`).
+    fn may_be_needy(&self) -> bool {
+        !self.order_kept() || !self.whole_list || self.seen >= self.wake
+    }
+
+    /// Where track `i` stands in the neediest-first order: its headroom as a share of its
+    /// ring's capacity, in fixed point (lower is needier), ties in track order.
+    fn rank(tracks: &[Track], i: u32) -> (u64, u32) {
+        let t = &tracks[i as usize];
+        ((t.headroom() << 20) / t.ring.capacity(), i)
+    }
+
+    /// Bytes the ticks must take (or, for a capture ring, bring) before track `t`, not needy
+    /// now, may become needy; None where no tick can make it so.
+    fn slack(&self, t: &Track, play_only: bool, final_flush: bool) -> Option<u64> {
+        if !t.active() {
+            return None;
+        }
+        match t.dir {
+            Direction::Play => {
+                let leaves = if play_only { self.locate_leaves } else { 0 };
+                Some((self.policy.refill_at_bytes + leaves).saturating_sub(t.ring.free()))
+            }
+            Direction::Record if !play_only => {
+                let threshold = if final_flush {
+                    4096
+                } else {
+                    self.policy.write_bytes
+                };
+                Some(threshold.saturating_sub(t.ring.fill()))
+            }
+            Direction::Record => None,
+        }
+    }
+
+    /// The tick count by which `slack` bytes have been taken: at least the next tick.
+    fn wake_after(&self, slack: u64) -> u64 {
+        self.seen
+            .saturating_add(slack.div_ceil(self.uniform_bytes.max(1)).max(1))
+    }
+
     /// Lines up the needy tracks, emptiest playback / fullest capture ring first (ties in
     /// track order), at most `LIST_MAX` of them.
     fn scan(&mut self, tracks: &[Track], (play_only, final_flush): (bool, bool)) {
+        #[cfg(test)]
+        {
+            self.scans += 1;
+        }
         self.candidates.clear();
-        for (i, t) in tracks.iter().enumerate().take(self.ready) {
+        let n = tracks.len().min(self.ready);
+        self.equal_rings = tracks[..n]
+            .iter()
+            .all(|t| t.ring.capacity() == tracks[0].ring.capacity());
+        let keep = self.order_kept();
+        // The neediest track that is not needy now, and when the first such may become so.
+        let mut first_not_needy: Option<(u64, u32)> = None;
+        let mut wake = u64::MAX;
+        for (i, t) in tracks.iter().enumerate().take(n) {
             if self
                 .request_for(tracks, i, play_only, final_flush)
                 .is_some()
             {
-                // Headroom as a share of capacity, in fixed point: lower is needier.
-                let key = (t.headroom() << 20) / t.ring.capacity();
-                self.candidates.push((key, i as u32));
+                self.candidates.push(Self::rank(tracks, i as u32));
+            } else if keep
+                && !self.busy[i]
+                && let Some(s) = self.slack(t, play_only, final_flush)
+            {
+                wake = wake.min(self.wake_after(s));
+                let r = Self::rank(tracks, i as u32);
+                first_not_needy = Some(first_not_needy.map_or(r, |f| f.min(r)));
             }
         }
         let most = self
@@ -204,12 +318,64 @@ impl Planner {
             self.candidates.select_nth_unstable(take);
         }
         self.candidates[..take].sort_unstable();
+        // Kept across ticks, the list ends before the first track that is not needy yet: such
+        // a track keeps its place in the order as the ticks take from every ring alike, and
+        // once needy it would be needier than what the list holds after it.
+        let upto = first_not_needy.map_or(take, |f| {
+            self.candidates[..take].partition_point(|c| *c < f)
+        });
         self.list.clear();
         self.list
             .extend(self.candidates[..take].iter().map(|c| c.1));
+        self.kept = upto;
+        self.whole_list = upto == self.candidates.len();
+        self.wake = wake;
         self.list_pos = 0;
         self.list_mode = (play_only, final_flush);
         self.stale = false;
+    }
+
+    /// A track's request completed: where the list outlives the ticks, a track still needy
+    /// takes its place in it (or, ranking after all it holds, is left to the next scan), and
+    /// one that is not says when it may be again.
+    fn rejoin(&mut self, tracks: &[Track], i: u32) {
+        if self.stale || !self.order_kept() {
+            return;
+        }
+        let (play_only, final_flush) = self.list_mode;
+        if self
+            .request_for(tracks, i as usize, play_only, final_flush)
+            .is_none()
+        {
+            if let Some(s) = self.slack(&tracks[i as usize], play_only, final_flush) {
+                self.wake = self.wake.min(self.wake_after(s));
+            }
+            return;
+        }
+        let me = Self::rank(tracks, i);
+        let last = self.list[self.list_pos..].last().copied();
+        if last.is_none_or(|l| me >= Self::rank(tracks, l)) {
+            // After everything listed: tracks the list does not hold may rank before it.
+            self.whole_list = false;
+            return;
+        }
+        if self.list.len() == self.list.capacity() {
+            // Room without allocating: what has been handed out goes first.
+            self.list.drain(..self.list_pos);
+            self.kept = self.kept.saturating_sub(self.list_pos);
+            self.list_pos = 0;
+            if self.list.len() == self.list.capacity() {
+                self.list.pop();
+                self.kept = self.kept.min(self.list.len());
+                self.whole_list = false;
+            }
+        }
+        let at = self.list_pos
+            + self.list[self.list_pos..].partition_point(|&j| Self::rank(tracks, j) < me);
+        self.list.insert(at, i);
+        if at < self.kept {
+            self.kept += 1;
+        }
     }
 
     fn request_for(
@@ -311,6 +477,7 @@ impl Planner {
         );
         self.busy[r.track as usize] = false;
         self.in_flight -= 1;
+        self.rejoin(tracks, r.track);
     }
 }
 
@@ -433,6 +600,129 @@ mod tests {
                 t.ring.reset();
             }
         }
+    }
+
+    /// With ticks that take a period from every ring, the list is kept across ticks; every
+    /// call still plans the neediest tracks of that moment, as a scan of every track would
+    /// find them, and leaves none needy while the queue has room: playback alone, and playback
+    /// beside capture (whose thresholds differ), with requests completing in any order.
+    #[test]
+    fn a_list_kept_across_uniform_ticks_plans_what_a_full_scan_would() {
+        let chunk = 64 << 10;
+        let period = 768;
+        let mut rng = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move |n: u64| {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng % n
+        };
+        for (tracks_n, record_n, qd) in [(40u32, 0u32, 1usize), (30, 12, 3), (300, 0, 4)] {
+            let mut p = Policy::named("trackbench", &Format::default())
+                .unwrap()
+                .with_chunk(chunk);
+            // Capture flushed at another threshold than playback's refill.
+            p.write_bytes = chunk / 2;
+            let tracks: Vec<Track> = (0..tracks_n + record_n)
+                .map(|i| {
+                    let r = Ring::new(8 * chunk, chunk, false);
+                    let dir = if i < tracks_n {
+                        // Rings from a quarter to full, at whole blocks.
+                        r.commit_produce(8 * chunk);
+                        r.commit_consume(next(6 * chunk / 4096) * 4096);
+                        Direction::Play
+                    } else {
+                        r.commit_produce(next(chunk / 4096) * 4096);
+                        Direction::Record
+                    };
+                    Track::new(dir, r, i, i + 1, 4096, 1 << 40)
+                })
+                .collect();
+            let mut pl = Planner::new(p.clone(), tracks.len(), qd);
+            pl.set_uniform_ticks(period);
+            let mut in_flight: Vec<Request> = vec![];
+            let mut ticks = 0u64;
+            for step in 0..20_000 {
+                // What a scan of every track finds now, neediest first.
+                let mut want: Vec<(u64, u32)> = (0..tracks.len())
+                    .filter(|&i| pl.request_for(&tracks, i, false, false).is_some())
+                    .map(|i| Planner::rank(&tracks, i as u32))
+                    .collect();
+                want.sort_unstable();
+                let room = qd - pl.in_flight();
+                want.truncate(room);
+                let mut out = vec![];
+                pl.plan(&tracks, false, false, &mut out);
+                let got: Vec<u32> = out.iter().map(|r| r.track).collect();
+                let want: Vec<u32> = want.iter().map(|w| w.1).collect();
+                assert_eq!(got, want, "step {step}, tick {ticks}, qd {qd}");
+                in_flight.extend(out);
+                // Some of what is in flight completes, in any order.
+                let mut k = in_flight.len();
+                while k > 0 {
+                    k -= 1;
+                    if next(3) > 0 {
+                        let r = in_flight.swap_remove(k);
+                        pl.complete(&tracks, &r);
+                    }
+                }
+                // Now and then a tick: a period from every ring, none short of it.
+                if next(4) == 0 {
+                    for t in &tracks {
+                        match t.dir {
+                            Direction::Play => {
+                                assert!(
+                                    t.ring.fill() >= period,
+                                    "an underrun: the test is too hard"
+                                );
+                                t.ring.commit_consume(period);
+                            }
+                            Direction::Record => {
+                                assert!(t.ring.free() >= period, "an overrun");
+                                t.ring.commit_produce(period);
+                            }
+                        }
+                    }
+                    ticks += 1;
+                    pl.tick_seen(ticks);
+                }
+            }
+            assert!(
+                ticks > 4000 && pl.scans < ticks / 2,
+                "{} scans in {ticks} ticks",
+                pl.scans
+            );
+        }
+    }
+
+    /// Kept across ticks, a list is scanned again as soon as a track may have become needy:
+    /// a ring a tick or two from its refill point is planned on the tick it reaches it.
+    #[test]
+    fn a_kept_list_wakes_on_the_tick_a_ring_reaches_its_refill_point() {
+        let chunk = 64 << 10;
+        let period = 4096;
+        let p = Policy::named("trackbench", &Format::default())
+            .unwrap()
+            .with_chunk(chunk);
+        // Free space 2.5 periods short of the refill point.
+        let cap = 8 * chunk;
+        let tracks = vec![play_track(
+            cap - p.refill_at_bytes + 5 * period / 2,
+            cap,
+            chunk,
+        )];
+        let mut pl = Planner::new(p, 1, 1);
+        pl.set_uniform_ticks(period);
+        let mut out = vec![];
+        for tick in 1..=3 {
+            pl.plan(&tracks, false, false, &mut out);
+            assert!(out.is_empty(), "not needy before tick 3");
+            tracks[0].ring.commit_consume(period);
+            pl.tick_seen(tick);
+        }
+        pl.plan(&tracks, false, false, &mut out);
+        assert_eq!(out.len(), 1, "needy at tick 3");
+        assert_eq!(pl.scans, 2, "scanned at the start and at tick 3 only");
     }
 
     #[test]

@@ -49,11 +49,20 @@ pub trait ButlerSide {
     /// A request finished (booked in its ring) at `now_ns`.
     fn completed(&mut self, _tracks: &[Track], _planner: &mut Planner, _r: &Request, _now_ns: u64) {
     }
+    /// Every tick takes one period from every playback ring and puts one into every capture
+    /// ring (see [`Planner::set_uniform_ticks`]).
+    fn uniform_ticks(&self) -> bool {
+        false
+    }
 }
 
 /// A fixed set of tracks: nothing to do between ticks.
 pub struct Tracks;
-impl ButlerSide for Tracks {}
+impl ButlerSide for Tracks {
+    fn uniform_ticks(&self) -> bool {
+        true
+    }
+}
 
 /// The butler's view of the ticks.
 pub trait TickDriver {
@@ -797,6 +806,9 @@ pub fn run<Tm: Timing, T: TickSide>(
         ProgressUnit::Bytes,
     );
     let mut b = Butler::new(&spec.policy, tracks.len(), backend, files);
+    if butler_side.uniform_ticks() {
+        b.planner.set_uniform_ticks(spec.period_bytes());
+    }
     if let Some(open) = files.page_cache {
         read_headers(tracks, open, files.names)?;
     }
