@@ -17,7 +17,7 @@ use serde_json::Value;
 
 use crate::common;
 
-use common::capped::fixture;
+use common::capped::{Capped, fixture};
 
 /// A fixture leaves nothing behind, even while a process in its group still holds the mount
 /// when the test ends (an interrupted run's cleaner did, and the unmount failed once, leaving an
@@ -124,6 +124,31 @@ fn bytes_per_s(format: &str) -> f64 {
         .bytes_per_second() as f64
 }
 
+/// `answer` of `args` run on `c`, run again (three runs at most) while it falls below `low` of
+/// `bound` and the run's own sequential transfer found the device short of its cap by more
+/// than a tenth: the fixture's image lies on the host's disk, which under the suite's other
+/// tests does not always give a throttled device its whole rate (a fresh clone's 10 s-ring
+/// search answered 130 of 145.8 when its sequential read measured 16 MB/s on the 21 MB/s cap).
+/// An answer above the bound is never run again.
+fn answer_at_full_rate(c: &Capped, args: &[&str], bound: f64, low: f64) -> f64 {
+    let mut runs = 0;
+    loop {
+        runs += 1;
+        let v = c.run(args);
+        let found = answer(&v);
+        let naive = v["sections"][0]["detail"]["naive_tracks"]
+            .as_f64()
+            .expect("the naive count");
+        if found >= low * bound || naive >= 0.9 * bound || runs == 3 {
+            return found;
+        }
+        eprintln!(
+            "{args:?}: {found} below {low} of {bound:.1} with the device at {:.2} of its cap (naive {naive:.1}): run again",
+            naive / bound
+        );
+    }
+}
+
 fn assert_within(found: f64, bound: f64, what: &str) {
     assert_between(found, bound, 0.9, what);
 }
@@ -198,7 +223,7 @@ fn never_above_the_bound_for_small_and_large_rings() {
                 let Some(c) = fixture(Some(cap), None) else {
                     return;
                 };
-                let found = answer(&c.run(args));
+                let found = answer_at_full_rate(&c, args, bound, 0.9);
                 assert_within(found, bound, &format!("{args:?}"));
             });
         }
