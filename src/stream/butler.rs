@@ -55,8 +55,6 @@ pub struct Planner {
     /// the device, is what a model's run computes) and a scan of every ring per period in a real
     /// butler at thousands of tracks.
     uniform_bytes: u64,
-    /// The last scan's rings were all of one size (the neediest order is the headroom's).
-    equal_rings: bool,
     /// The list holds every track that was needy at the last scan, and every track not in it
     /// ranks after its last entry: once it runs out, nothing is needy until `wake`.
     whole_list: bool,
@@ -93,7 +91,6 @@ impl Planner {
             locate_leaves: 0,
             ready: tracks,
             uniform_bytes: 0,
-            equal_rings: false,
             whole_list: false,
             kept: 0,
             wake: 0,
@@ -104,8 +101,8 @@ impl Planner {
 
     /// Every tick takes `period_bytes` from every playback ring and puts as much into every
     /// capture ring, on every track, from the start of the roll to its end (a fixed set of
-    /// tracks; not a sampler's voices): the planner may keep its neediest-first list across
-    /// ticks. A tick that could not take its period (an xrun) leaves that ring as it was, and
+    /// tracks; not a sampler's voices), and the rings are all of one size (the neediest order is
+    /// then the headroom's): the planner may keep its neediest-first list across ticks. A tick that could not take its period (an xrun) leaves that ring as it was, and
     /// the list's order near the bottom is then a period off until the next scan.
     pub fn set_uniform_ticks(&mut self, period_bytes: u64) {
         self.uniform_bytes = period_bytes;
@@ -114,7 +111,6 @@ impl Planner {
     /// Whether the order of the last scan outlives a tick.
     fn order_kept(&self) -> bool {
         self.uniform_bytes > 0
-            && self.equal_rings
             && self.policy.order == Order::Neediest
             && self.policy.pass_streams.is_none()
     }
@@ -287,9 +283,6 @@ impl Planner {
         }
         self.candidates.clear();
         let n = tracks.len().min(self.ready);
-        self.equal_rings = tracks[..n]
-            .iter()
-            .all(|t| t.ring.capacity() == tracks[0].ring.capacity());
         let keep = self.order_kept();
         // The neediest track that is not needy now, and when the first such may become so.
         let mut first_not_needy: Option<(u64, u32)> = None;
@@ -638,7 +631,7 @@ mod tests {
                     Track::new(dir, r, i, i + 1, 4096, 1 << 40)
                 })
                 .collect();
-            let mut pl = Planner::new(p.clone(), tracks.len(), qd);
+            let mut pl = Planner::new(p, tracks.len(), qd);
             pl.set_uniform_ticks(period);
             let mut in_flight: Vec<Request> = vec![];
             let mut ticks = 0u64;

@@ -50,7 +50,7 @@ pub trait ButlerSide {
     fn completed(&mut self, _tracks: &[Track], _planner: &mut Planner, _r: &Request, _now_ns: u64) {
     }
     /// Every tick takes one period from every playback ring and puts one into every capture
-    /// ring (see [`Planner::set_uniform_ticks`]).
+    /// ring ([`Planner::set_uniform_ticks`], where the rings are of one size).
     fn uniform_ticks(&self) -> bool {
         false
     }
@@ -806,7 +806,11 @@ pub fn run<Tm: Timing, T: TickSide>(
         ProgressUnit::Bytes,
     );
     let mut b = Butler::new(&spec.policy, tracks.len(), backend, files);
-    if butler_side.uniform_ticks() {
+    if butler_side.uniform_ticks()
+        && tracks
+            .iter()
+            .all(|t| t.ring.capacity() == tracks[0].ring.capacity())
+    {
         b.planner.set_uniform_ticks(spec.period_bytes());
     }
     if let Some(open) = files.page_cache {
