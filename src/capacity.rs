@@ -37,6 +37,11 @@ pub struct Probe {
     /// ([`CapacityEvidence::pooled`]), by which the capacity rules judged the probe.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub storage: Option<CapacityEvidence>,
+    /// Started in the steady state, its tracks' starts spread over a chunk, its verdict's
+    /// steady part after one refill cycle (`StreamSpec::steady_start`): a probe that steers
+    /// the search, never a confirmation.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub steady_start: bool,
 }
 
 /// What one rank of a studio saw in a probe: its verdict by its own deadlines (xruns, the margin,
@@ -85,6 +90,8 @@ pub struct ProbeResult {
     pub evidence: Option<ProbeEvidence>,
     /// A studio's pooled evidence (set by the world, not the probe).
     pub storage: Option<CapacityEvidence>,
+    /// The probe started in the steady state (see [`Probe::steady_start`]).
+    pub steady_start: bool,
 }
 
 /// A probe's figures by metric name.
@@ -254,6 +261,7 @@ pub fn find_max(
             ranks: r.ranks,
             program_locate: r.program_locate,
             storage: r.storage,
+            steady_start: r.steady_start,
         });
         *estimate = r.estimate.filter(|e| e.is_finite() && *e > 0.0);
         let pass = r.verdict == Verdict::Pass;
@@ -561,6 +569,7 @@ fn combine(all: &[RankProbe], count: u32) -> Result<Option<ProbeResult>> {
         }
     };
     Ok(Some(ProbeResult {
+        steady_start: false,
         verdict,
         shortcoming,
         worst_headroom_pct: ran
@@ -593,6 +602,7 @@ mod tests {
     fn threshold(max_ok: u32) -> impl FnMut(u32, bool) -> Result<Option<ProbeResult>> {
         move |n, _| {
             Ok(Some(ProbeResult {
+                steady_start: false,
                 figures: Default::default(),
                 ranks: Vec::new(),
                 program_locate: false,
@@ -649,6 +659,7 @@ mod tests {
     /// A probe's result in these tests: pass or marginal, with an estimate or none.
     fn probe_result(pass: bool, estimate: Option<f64>) -> Result<Option<ProbeResult>> {
         Ok(Some(ProbeResult {
+            steady_start: false,
             figures: Default::default(),
             ranks: Vec::new(),
             program_locate: false,
@@ -868,6 +879,7 @@ mod tests {
             // 120 passes once but fails its confirmation; 119 is solid.
             let pass = n < 120 || (n == 120 && !confirm);
             Ok(Some(ProbeResult {
+                steady_start: false,
                 figures: Default::default(),
                 ranks: Vec::new(),
                 program_locate: false,

@@ -215,6 +215,10 @@ pub enum Finding {
         /// refill falls due, in which nothing is read (`StreamSpec::start_at_first_refill`).
         #[serde(default, skip_serializing_if = "is_zero")]
         head_start_s: f64,
+        /// The probes that steered the search started in the steady state: how long they ran
+        /// and the refill cycle they waited out (the rule above is then the confirmations').
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        steady: Option<SteadyProbe>,
     },
     /// `--compare-parallel` would show what a parallel butler holds.
     TryCompareParallel,
@@ -449,4 +453,13 @@ mod tests {
         assert!(nested.is_caution());
         assert!(!Finding::SuiteRule.is_caution());
     }
+}
+
+/// A search's probes that started in the steady state (`StreamSpec::steady_start`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SteadyProbe {
+    /// The longest such probe, in seconds.
+    pub probe_s: f64,
+    /// The refill cycle each waited out before its steady part.
+    pub cycle_s: f64,
 }

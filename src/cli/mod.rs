@@ -579,6 +579,7 @@ impl StreamOpts {
             prealloc,
             locate_queue_depth: None,
             stop_early: false,
+            steady_start: false,
             locate_from_content: false,
             start_at_first_refill: false,
         };

@@ -372,18 +372,34 @@ pub fn words(f: &Finding) -> String {
             ring_s,
             simulated,
             head_start_s,
-        } => format!(
-            "each probe ran up to {probe_s:.1} s: a count passes only after one ring ({ring_s:.2} s{}) and {}, with no xrun, no ring below the margin, no drain, {} (spare capacity measured, not assumed); a probe that could no longer pass stopped at once",
-            if *head_start_s > 0.0 {
-                format!(
-                    ", its first {head_start_s:.2} s, before any ring has room for a read, counted as played: probes start where the first refills fall due"
-                )
-            } else {
-                String::new()
-            },
-            stream::steady_words(),
-            stream::spare_words(*simulated)
-        ),
+            steady,
+        } => {
+            let first_ring = format!(
+                "one ring ({ring_s:.2} s{})",
+                if *head_start_s > 0.0 {
+                    format!(
+                        ", its first {head_start_s:.2} s, before any ring has room for a read, counted as played: {} start where the first refills fall due",
+                        if steady.is_some() { "confirmations" } else { "probes" }
+                    )
+                } else {
+                    String::new()
+                }
+            );
+            let rule = format!(
+                "{}, with no xrun, no ring below the margin, no drain, {} (spare capacity measured, not assumed)",
+                stream::steady_words(),
+                stream::spare_words(*simulated)
+            );
+            match steady {
+                None => format!(
+                    "each probe ran up to {probe_s:.1} s: a count passes only after {first_ring} and {rule}; a probe that could no longer pass stopped at once"
+                ),
+                Some(q) => format!(
+                    "each probe ran up to {:.1} s, its tracks' starts spread over one chunk as in a session that has settled: a count passes only after one refill cycle ({:.2} s) and {rule}; each confirmation, tracks starting in phase as the answer is stated, ran up to {probe_s:.1} s: {first_ring} before the same steady part; a run that could no longer pass stopped at once",
+                    q.probe_s, q.cycle_s
+                ),
+            }
+        }
         Finding::TryCompareParallel => "add --compare-parallel to see what a parallel butler (several reads in flight) holds on this target".into(),
         Finding::AnswersHoldFor {
             profile,

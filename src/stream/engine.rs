@@ -1005,6 +1005,7 @@ mod tests {
             prealloc: false,
             locate_queue_depth: Some(32),
             stop_early: true,
+            steady_start: false,
             locate_from_content: false,
             start_at_first_refill: false,
         }

@@ -127,6 +127,14 @@ pub struct StreamSpec {
     /// search's probe does: the rest of the run would only cost time.
     #[serde(default)]
     pub stop_early: bool,
+    /// Start in the steady state (a search's real probes of direct playback whose rings the
+    /// in-phase start does not bind, [`steady_start_allowed`]; never its confirmations): the
+    /// tracks' starts are spread over one chunk as with `stagger`, so that from the first
+    /// period the refills fall due one after another as they do once a run has settled, and
+    /// the verdict's steady part follows one refill cycle instead of the first ring. The
+    /// steady part itself, and all it must show, is the full run's.
+    #[serde(default)]
+    pub steady_start: bool,
 }
 
 impl StreamSpec {
@@ -947,8 +955,41 @@ fn cycle_and_prefill_s(spec: &StreamSpec) -> (f64, f64) {
     if spec.record_tracks > 0 {
         cycle = cycle.max(spec.policy.write_bytes);
     }
-    let prefill = spec.ring_bytes() - head_start_bytes(spec);
+    // A steady start's rings are already in their refill rhythm: its verdict waits out one
+    // cycle, not a ring.
+    let prefill = if spec.steady_start {
+        cycle
+    } else {
+        spec.ring_bytes() - head_start_bytes(spec)
+    };
     (cycle as f64 / rate, prefill as f64 / rate)
+}
+
+/// Whether a run of `spec`'s shape may start in the steady state (`StreamSpec::steady_start`):
+/// direct playback alone, whose rings let tracks starting in phase each wait for their first
+/// refill at least a refill cycle before the margin, so that the in-phase start does not hold
+/// the count below what the steady state carries (DESIGN.md section 4: with two chunks a ring,
+/// it does). Where it does, a probe must start as its answer will be stated, in phase.
+pub fn steady_start_allowed(spec: &StreamSpec) -> bool {
+    if !spec.policy.direct || spec.record_tracks > 0 || spec.play_tracks == 0 || spec.stagger {
+        return false;
+    }
+    let rate = spec.format.bytes_per_second().max(1) as f64;
+    let ring = spec.ring_bytes() as f64;
+    let slack_s = (ring - spec.policy.refill_at_bytes as f64 - spec.margin * ring) / rate;
+    slack_s >= refill_cycle_s(spec)
+}
+
+/// How much shorter a steady start's run is than the run it stands for, with the same steady
+/// part: the full start's (from its first refill where `start_at_first_refill` asks for it),
+/// by the first ring it need not wait out, less the one cycle it waits instead, in ns.
+pub fn steady_start_saves_ns(spec: &StreamSpec) -> u64 {
+    let full = StreamSpec {
+        steady_start: false,
+        ..spec.clone()
+    };
+    let (cycle_s, prefill_s) = cycle_and_prefill_s(&full);
+    ((prefill_s.max(cycle_s) - cycle_s) * 1e9) as u64
 }
 
 /// Bytes each playback ring starts short of full in a run that starts at the first refill
@@ -959,6 +1000,7 @@ fn cycle_and_prefill_s(spec: &StreamSpec) -> (f64, f64) {
 pub fn head_start_bytes(spec: &StreamSpec) -> u64 {
     if !spec.start_at_first_refill
         || spec.stagger
+        || spec.steady_start
         || spec.record_tracks > 0
         || spec.play_tracks == 0
     {
@@ -1094,7 +1136,13 @@ pub fn play_file_bytes(spec: &StreamSpec) -> u64 {
         spec.policy.chunk_bytes,
     );
     let rate = spec.format.bytes_per_second() as f64;
-    let run_s = spec.duration_ns as f64 / 1e9;
+    // A steady start plays the files of the full run it stands for.
+    let saved = if spec.steady_start {
+        steady_start_saves_ns(spec)
+    } else {
+        0
+    };
+    let run_s = (spec.duration_ns + saved) as f64 / 1e9;
     let secs = if spec.policy.direct {
         (run_s + spec.policy.buffer_s).min(PLAY_FILE_MAX_S)
     } else {
@@ -1120,7 +1168,7 @@ pub fn record_file_bytes(spec: &StreamSpec) -> u64 {
 /// With `--stagger`, spreads the tracks' positions over one chunk: track k starts k/T of a chunk
 /// further on, so their refill thresholds do not all fall on the same tick.
 pub fn stagger(spec: &StreamSpec, tracks: &[Track]) {
-    if !spec.stagger {
+    if !spec.stagger && !spec.steady_start {
         return;
     }
     let n = tracks.len() as u64;

@@ -1244,6 +1244,7 @@ mod tests {
             prealloc: false,
             locate_queue_depth: None,
             stop_early: false,
+            steady_start: false,
             locate_from_content: false,
             start_at_first_refill: false,
         }
@@ -1298,6 +1299,7 @@ mod tests {
             s.stop_early = true;
             let o = simulate(&s, &notes, lib, m, &no)?;
             Ok(Some(ProbeResult {
+                steady_start: false,
                 figures: Default::default(),
                 ranks: Vec::new(),
                 program_locate: false,

@@ -413,10 +413,10 @@ pub fn run_repeated(w: &mut dyn Workload, env: &mut Env<'_>, runs: u32) -> Resul
             });
         }
     }
+    s.detail = detail;
     let own = w.findings(&s);
     s.findings.extend(own);
     s.findings.extend(run_findings);
-    s.detail = detail;
     Ok(s)
 }
 

@@ -39,6 +39,7 @@ impl RealTime {
             prealloc: false,
             locate_queue_depth: None,
             stop_early: false,
+            steady_start: false,
             locate_from_content: false,
             start_at_first_refill: false,
         };

@@ -99,6 +99,7 @@ impl Sampler {
             prealloc: false,
             locate_queue_depth: None,
             stop_early: false,
+            steady_start: false,
             locate_from_content: false,
             start_at_first_refill: false,
         }
@@ -559,6 +560,7 @@ impl Workload for Sampler {
                             confirmation: confirm,
                         });
                         Ok(Some(ProbeResult {
+                            steady_start: false,
                             verdict: o.verdict,
                             shortcoming: o.shortcoming,
                             worst_headroom_pct: o.worst_headroom_pct,

@@ -13,7 +13,7 @@ use crate::capacity::{
 use crate::control::Live;
 use crate::dataset::{self, Span};
 use crate::error::{Error, Result};
-use crate::findings::{Finding, TrailStep, Way};
+use crate::findings::{Finding, SteadyProbe, TrailStep, Way};
 use crate::io::driver::Limits;
 use crate::io::{self, OpKind, OpenMode};
 use crate::metrics as m;
@@ -23,6 +23,7 @@ use crate::stream::ring::{Ring, RingMemory};
 use crate::stream::sim::{DeviceModel, simulate_watched};
 use crate::stream::{
     ButlerMode, Policy, StreamOutcome, StreamSpec, head_start_ns, min_run_s, real,
+    steady_start_allowed, steady_start_saves_ns,
 };
 use crate::units::fmt_size;
 use serde::Serialize;
@@ -93,6 +94,18 @@ impl Streaming {
     /// cost no wall time and keep their full start.
     fn probes_start_at_first_refill(&self, spec: &StreamSpec) -> bool {
         spec.policy.direct && self.device.is_none()
+    }
+
+    /// Whether a search's probes (not its confirmations) of `spec` start in the steady state
+    /// (`StreamSpec::steady_start`): real ones, alone (a studio's ranks keep their clocks and
+    /// rings in step), of a playback search (hdr's curve keeps one rule for all its points)
+    /// whose rings the in-phase start does not bind. Simulated probes cost no wall time and
+    /// keep their exact trails.
+    fn probes_start_steady(&self, spec: &StreamSpec, alone: bool) -> bool {
+        self.kind == StreamKind::Play
+            && self.device.is_none()
+            && alone
+            && steady_start_allowed(spec)
     }
 
     fn label(&self, spec: &StreamSpec) -> String {
@@ -461,6 +474,14 @@ impl Streaming {
             // nothing is read (1.82 s of the default engine's 14.9 s probes).
             s.start_at_first_refill = self.probes_start_at_first_refill(&s);
             s.duration_ns = s.duration_ns.saturating_sub(head_start_ns(&s));
+            // A probe that only steers the search starts in the steady state where the
+            // in-phase start does not bind, and skips the rest of the first ring; the
+            // confirmations, whose passes are the answer, start in phase as it is stated.
+            if !confirm && self.probes_start_steady(&s, world.is_alone()) {
+                let saves = steady_start_saves_ns(&s);
+                s.steady_start = true;
+                s.duration_ns = s.duration_ns.saturating_sub(saves);
+            }
             s.stop_early = true;
             match self.one(env, &s, &mut rings) {
                 Ok(o) if o.interrupted => Ok(None),
@@ -471,6 +492,7 @@ impl Streaming {
                         confirmation: confirm,
                     });
                     Ok(Some(ProbeResult {
+                        steady_start: s.steady_start,
                         verdict: o.verdict,
                         shortcoming: o.shortcoming,
                         worst_headroom_pct: o.worst_headroom_pct,
@@ -1072,11 +1094,23 @@ impl Workload for Streaming {
             StreamKind::Play => head_start_ns(&probe) as f64 / 1e9,
             _ => 0.0,
         };
+        let probe_s = self.spec.duration_ns as f64 / 1e9 - head_start_s;
+        // The searches' own probes say whether any started in the steady state.
+        let steady_probes = matches!(&s.detail, Some(Detail::Search(d))
+            if d.searches.iter().any(|c| c.capacity.probes.iter().any(|p| p.steady_start)));
+        let steady = steady_probes.then(|| {
+            probe.duration_ns = self.spec.duration_ns - head_start_ns(&probe);
+            SteadyProbe {
+                probe_s: probe_s - steady_start_saves_ns(&probe) as f64 / 1e9,
+                cycle_s: crate::stream::refill_cycle_s(&probe),
+            }
+        });
         n.push(Finding::ProbeRule {
-            probe_s: self.spec.duration_ns as f64 / 1e9 - head_start_s,
+            probe_s,
             ring_s: self.spec.ring_s(),
             simulated: self.device.is_some(),
             head_start_s,
+            steady,
         });
         if self.compare_parallel.is_none()
             && self.spec.butler == ButlerMode::Serial
@@ -1130,6 +1164,7 @@ mod tests {
             prealloc: false,
             locate_queue_depth: None,
             stop_early: false,
+            steady_start: false,
             locate_from_content: false,
             start_at_first_refill: false,
         };
