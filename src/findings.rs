@@ -216,7 +216,7 @@ pub enum Finding {
         #[serde(default, skip_serializing_if = "is_zero")]
         head_start_s: f64,
         /// The probes that steered the search started in the steady state: how long they ran
-        /// and the refill cycle they waited out (the rule above is then the confirmations').
+        /// and the warm-up they waited out (the rule above is then the confirmations').
         #[serde(default, skip_serializing_if = "Option::is_none")]
         steady: Option<SteadyProbe>,
     },
@@ -460,6 +460,6 @@ mod tests {
 pub struct SteadyProbe {
     /// The longest such probe, in seconds.
     pub probe_s: f64,
-    /// The refill cycle each waited out before its steady part.
-    pub cycle_s: f64,
+    /// The warm-up each waited out before its steady part, in seconds.
+    pub warmup_s: f64,
 }

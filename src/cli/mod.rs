@@ -409,7 +409,7 @@ pub struct StreamOpts {
     /// Linux, a pool of I/O threads elsewhere)
     #[arg(long, default_value = "serial")]
     pub butler: String,
-    /// Length of each run [default: 10 s, or longer where the rings need it; with --find-max, as long as a probe needs to tell: one ring plus four refill cycles (simulated: 120 s or 40 rings)]
+    /// Length of each run [default: 10 s, or longer where the rings need it; with --find-max, as long as a confirmation needs to tell: one ring plus four refill cycles (simulated: 120 s or 40 rings); a real playback search's other probes, started in the steady state, run shorter by the first ring less a warm-up of two refill cycles and at least 3.5 s]
     #[arg(long)]
     pub duration: Option<String>,
     /// A ring below this share of its capacity makes the run marginal [default: 20%; 0 for a

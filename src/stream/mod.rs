@@ -131,8 +131,9 @@ pub struct StreamSpec {
     /// in-phase start does not bind, [`steady_start_allowed`]; never its confirmations): the
     /// tracks' starts are spread over one chunk as with `stagger`, so that from the first
     /// period the refills fall due one after another as they do once a run has settled, and
-    /// the verdict's steady part follows one refill cycle instead of the first ring. The
-    /// steady part itself, and all it must show, is the full run's.
+    /// the verdict's steady part follows a warm-up of two refill cycles and at least 3.5 s
+    /// ([`steady_warmup_s`]) instead of the first ring. The steady part itself, and all it
+    /// must show, is the full run's.
     #[serde(default)]
     pub steady_start: bool,
 }
@@ -955,21 +956,44 @@ fn cycle_and_prefill_s(spec: &StreamSpec) -> (f64, f64) {
     if spec.record_tracks > 0 {
         cycle = cycle.max(spec.policy.write_bytes);
     }
-    // A steady start's rings are already in their refill rhythm: its verdict waits out one
-    // cycle, not a ring.
+    // A steady start's rings are already in their refill rhythm: its verdict waits out a
+    // warm-up, not a ring.
+    let full = spec.ring_bytes() - head_start_bytes(spec);
     let prefill = if spec.steady_start {
-        cycle
+        let least = (STEADY_WARMUP_MIN_S * rate).ceil() as u64;
+        (STEADY_WARMUP_CYCLES * cycle).max(least)
     } else {
-        spec.ring_bytes() - head_start_bytes(spec)
+        full
     };
     (cycle as f64 / rate, prefill as f64 / rate)
+}
+
+/// Refill cycles a steady start waits out before its steady part, and the least time. A
+/// device idle between two probes serves the next one faster at first (a kernel throttle
+/// grants a slice's budget at once after a gap), and staggered rings take that in without
+/// falling behind: on a loop device capped at 21 MB/s (bound 145.8 tracks), probes of 151
+/// tracks passed after a warm-up of one cycle (1.82 s with 256K chunks, 0.46 s with 64K) and
+/// of two cycles of 64K (0.91 s), and failed, as every full start did, after two cycles of
+/// 256K (3.64 s).
+const STEADY_WARMUP_CYCLES: u64 = 2;
+const STEADY_WARMUP_MIN_S: f64 = 3.5;
+
+/// Seconds a steady start waits out before its verdict's steady part (see
+/// `STEADY_WARMUP_CYCLES`).
+pub fn steady_warmup_s(spec: &StreamSpec) -> f64 {
+    cycle_and_prefill_s(&StreamSpec {
+        steady_start: true,
+        ..spec.clone()
+    })
+    .1
 }
 
 /// Whether a run of `spec`'s shape may start in the steady state (`StreamSpec::steady_start`):
 /// direct playback alone, whose rings let tracks starting in phase each wait for their first
 /// refill at least a refill cycle before the margin, so that the in-phase start does not hold
 /// the count below what the steady state carries (DESIGN.md section 4: with two chunks a ring,
-/// it does). Where it does, a probe must start as its answer will be stated, in phase.
+/// it does), and where the steady start saves at least a second. Where the in-phase start
+/// binds, a probe must start as its answer will be stated, in phase.
 pub fn steady_start_allowed(spec: &StreamSpec) -> bool {
     if !spec.policy.direct || spec.record_tracks > 0 || spec.play_tracks == 0 || spec.stagger {
         return false;
@@ -977,19 +1001,23 @@ pub fn steady_start_allowed(spec: &StreamSpec) -> bool {
     let rate = spec.format.bytes_per_second().max(1) as f64;
     let ring = spec.ring_bytes() as f64;
     let slack_s = (ring - spec.policy.refill_at_bytes as f64 - spec.margin * ring) / rate;
-    slack_s >= refill_cycle_s(spec)
+    slack_s >= refill_cycle_s(spec) && steady_start_saves_ns(spec) >= 1_000_000_000
 }
 
 /// How much shorter a steady start's run is than the run it stands for, with the same steady
 /// part: the full start's (from its first refill where `start_at_first_refill` asks for it),
-/// by the first ring it need not wait out, less the one cycle it waits instead, in ns.
+/// by the first ring it need not wait out, less the warm-up it waits instead, in ns.
 pub fn steady_start_saves_ns(spec: &StreamSpec) -> u64 {
     let full = StreamSpec {
         steady_start: false,
         ..spec.clone()
     };
     let (cycle_s, prefill_s) = cycle_and_prefill_s(&full);
-    ((prefill_s.max(cycle_s) - cycle_s) * 1e9) as u64
+    let (_, steady_s) = cycle_and_prefill_s(&StreamSpec {
+        steady_start: true,
+        ..full.clone()
+    });
+    ((prefill_s.max(cycle_s) - steady_s).max(0.0) * 1e9) as u64
 }
 
 /// Bytes each playback ring starts short of full in a run that starts at the first refill

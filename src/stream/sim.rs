@@ -494,11 +494,11 @@ mod tests {
         }
     }
 
-    /// A probe that starts in the steady state (staggered, its steady part after one refill
-    /// cycle instead of the first ring) tells what the full in-phase start tells where the
-    /// in-phase start does not bind (the default engine's four-chunk rings): on a device that
-    /// carries 100 tracks, below, at and above it, the same verdict, the same xruns, an idle
-    /// share within half a point, and 5.46 s less to run. Where it binds (a ring that cannot
+    /// A probe that starts in the steady state (staggered, its steady part after a warm-up of
+    /// two refill cycles instead of the first ring) tells what the full in-phase start tells
+    /// where the in-phase start does not bind (the default engine's four-chunk rings): on a
+    /// device that carries 100 tracks, below, at and above it, the same verdict, an idle share
+    /// within half a point, an estimate within half a percent, and 3.64 s less to run. Where it binds (a ring that cannot
     /// wait a whole cycle for its first refill), or with record tracks, or through the page
     /// cache, a probe may not start so.
     #[test]
@@ -510,7 +510,11 @@ mod tests {
             assert!(crate::stream::steady_start_allowed(&full));
             let mut steady = full.clone();
             let saves = crate::stream::steady_start_saves_ns(&full);
-            assert_eq!(saves, 5_461_333_333, "one ring less one cycle");
+            let cycle_s = f64::from(1 << 18) / 144_000.0;
+            assert!(
+                (saves as f64 / 1e9 - (7.281_777 - 2.0 * cycle_s)).abs() < 1e-5,
+                "one ring less two cycles: {saves}"
+            );
             steady.steady_start = true;
             steady.duration_ns -= saves;
             assert_eq!(
@@ -526,7 +530,11 @@ mod tests {
             // ends below the margin: neither passes.
             if n <= 110 {
                 assert_eq!(a.verdict, b.verdict, "{n} tracks");
-                assert_eq!(a.shortcoming.is_some(), b.shortcoming.is_some(), "{n} tracks");
+                assert_eq!(
+                    a.shortcoming.is_some(),
+                    b.shortcoming.is_some(),
+                    "{n} tracks"
+                );
             } else {
                 assert!(a.verdict != Verdict::Pass && b.verdict != Verdict::Pass);
             }
@@ -536,7 +544,10 @@ mod tests {
             );
             assert!((ia - ib).abs() < 0.5, "{n} tracks: idle {ia} against {ib}");
             if let (Some(x), Some(y)) = (a.capacity_estimate(), b.capacity_estimate()) {
-                assert!((x - y).abs() < 0.001, "{n} tracks: estimate {x} against {y}");
+                assert!(
+                    (x - y).abs() < 0.005 * x,
+                    "{n} tracks: estimate {x} against {y}"
+                );
             }
             if a.xruns() == 0 {
                 assert!(

@@ -1102,7 +1102,7 @@ impl Workload for Streaming {
             probe.duration_ns = self.spec.duration_ns - head_start_ns(&probe);
             SteadyProbe {
                 probe_s: probe_s - steady_start_saves_ns(&probe) as f64 / 1e9,
-                cycle_s: crate::stream::refill_cycle_s(&probe),
+                warmup_s: crate::stream::steady_warmup_s(&probe),
             }
         });
         n.push(Finding::ProbeRule {
