@@ -12,7 +12,8 @@ With --compare, each round runs the two builds one after the other, each on a fr
 and without --keep, as a user's first search runs (its files laid out, and deleted at the end),
 and prints each run's time, the mean time of its probes after the first, the median time of its
 passing probes on files already laid out (a count no higher than one probed before: no layout
-in it, and run to the end), and the medians.
+in it, and run to the end), all of them and split into the probes that steer the search and
+its confirmations, and the medians.
 """
 import argparse, json, os, shutil, statistics, subprocess, sys, tempfile, time
 
@@ -39,13 +40,18 @@ def search(path, tb=TB, keep=True):
     # Passing probes that lay out no file (their count no higher than one before): their time
     # is a whole probe's own (set-up, lock, roll, unlock), not the layout's, and none stopped
     # early as a probe that could no longer pass does.
-    most, reused = 0, []
+    # The same split by kind: the probes that steer the search (started in the steady state
+    # where the build does so) and the confirmations (always in phase).
+    most, reused, kinds = 0, [], {False: [], True: []}
     for p in cap["probes"]:
         if p["count"] <= most and p["verdict"] == "pass":
             reused.append(p["elapsed_s"])
+            kinds[p["confirmation"]].append(p["elapsed_s"])
         most = max(most, p["count"])
-    search.reused_probe_s = statistics.median(reused) if reused else float("nan")
+    med = lambda v: statistics.median(v) if v else float("nan")
+    search.reused_probe_s = med(reused)
     search.reused_probes = len(reused)
+    search.reused_steer_s, search.reused_confirm_s = med(kinds[False]), med(kinds[True])
     return wall, cap["answer"], len(cap["probes"]), trail
 
 
@@ -63,7 +69,8 @@ def compare(a):
             reused[b].append(search.reused_probe_s)
             print(f"round {r + 1} {b}: {wall:6.1f} s  {n:5d} tracks  {probes:2d} probes "
                   f"(after the first {search.later_probe_s:.1f} s each; the {search.reused_probes} "
-                  f"passing on files already laid out {search.reused_probe_s:.1f} s in the median): {trail}",
+                  f"passing on files already laid out {search.reused_probe_s:.1f} s in the median: "
+                  f"probes {search.reused_steer_s:.1f} s, confirmations {search.reused_confirm_s:.1f} s): {trail}",
                   flush=True)
     for b, v in times.items():
         r = [x for x in reused[b] if x == x]

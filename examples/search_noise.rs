@@ -20,7 +20,8 @@
 //! delivered about what it asked (2% under to 8% over it). The first guess falls anywhere in
 //! [`guess_low`, `guess_high`] × `C`, as the sequential rate's guess does. The time of a search
 //! is modelled on this machine's default `play --find-max`, whatever the noise: a first probe of
-//! 28 s (its files laid out), 14.5 s for each later one, 5 s at the end.
+//! 28 s (its files laid out), 12.5 s for each later one that steers the search (started in the
+//! steady state), 14.5 s for each confirmation (in phase), 5 s at the end.
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use trackbench::capacity::{ProbeResult, find_max};
@@ -60,6 +61,7 @@ fn outcome(pass: bool, estimate: f64) -> ProbeResult {
         program_locate: false,
         evidence: None,
         storage: None,
+        steady_start: false,
     }
 }
 
@@ -138,8 +140,9 @@ fn main() -> anyhow::Result<()> {
             }))
         })?;
         let k = cap.probes.len();
+        let confirmations = cap.probes.iter().filter(|p| p.confirmation).count() as f64;
         probes.push(k as f64);
-        times.push(28.0 + 14.5 * (k as f64 - 1.0) + 5.0);
+        times.push(28.0 + 12.5 * (k as f64 - 1.0 - confirmations) + 14.5 * confirmations + 5.0);
         ratios.push(f64::from(cap.answer) / RATE);
         above += usize::from(f64::from(cap.answer) > RATE);
     }
