@@ -38,8 +38,8 @@ pub struct Probe {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub storage: Option<CapacityEvidence>,
     /// Started in the steady state, its tracks' starts spread over a chunk, its verdict's
-    /// steady part after one refill cycle (`StreamSpec::steady_start`): a probe that steers
-    /// the search, never a confirmation.
+    /// steady part after a warm-up instead of the first ring (`StreamSpec::steady_start`): a
+    /// probe that steers the search, never a confirmation.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub steady_start: bool,
 }

@@ -995,13 +995,25 @@ pub fn steady_warmup_s(spec: &StreamSpec) -> f64 {
 /// it does), and where the steady start saves at least a second. Where the in-phase start
 /// binds, a probe must start as its answer will be stated, in phase.
 pub fn steady_start_allowed(spec: &StreamSpec) -> bool {
-    if !spec.policy.direct || spec.record_tracks > 0 || spec.play_tracks == 0 || spec.stagger {
-        return false;
+    spec.policy.direct
+        && spec.record_tracks == 0
+        && spec.play_tracks > 0
+        && wave_times(spec).is_some_and(|(slack_s, cycle_s)| slack_s >= cycle_s)
+        && steady_start_saves_ns(spec) >= 1_000_000_000
+}
+
+/// For tracks starting in phase: how long each ring can wait for its refill once all cross the
+/// threshold together (before it passes the margin), and the refill cycle, in seconds. None when
+/// the starts are staggered.
+pub fn wave_times(spec: &StreamSpec) -> Option<(f64, f64)> {
+    if spec.stagger {
+        return None;
     }
-    let rate = spec.format.bytes_per_second().max(1) as f64;
-    let ring = spec.ring_bytes() as f64;
-    let slack_s = (ring - spec.policy.refill_at_bytes as f64 - spec.margin * ring) / rate;
-    slack_s >= refill_cycle_s(spec) && steady_start_saves_ns(spec) >= 1_000_000_000
+    let rate = spec.format.bytes_per_second() as f64;
+    let cap = spec.ring_bytes() as f64;
+    let slack_s = (cap - spec.policy.refill_at_bytes as f64 - spec.margin * cap).max(0.0) / rate;
+    let cycle_s = spec.policy.read_len(spec.policy.refill_at_bytes).max(4096) as f64 / rate;
+    Some((slack_s, cycle_s))
 }
 
 /// How much shorter a steady start's run is than the run it stands for, with the same steady

@@ -23,7 +23,7 @@ use crate::stream::ring::{Ring, RingMemory};
 use crate::stream::sim::{DeviceModel, simulate_watched};
 use crate::stream::{
     ButlerMode, Policy, StreamOutcome, StreamSpec, head_start_ns, min_run_s, real,
-    steady_start_allowed, steady_start_saves_ns,
+    steady_start_allowed, steady_start_saves_ns, wave_times,
 };
 use crate::units::fmt_size;
 use serde::Serialize;
@@ -575,20 +575,6 @@ fn wave_bound(spec: &StreamSpec, throughput_tracks: f64) -> f64 {
     wave_times(spec).map_or(throughput_tracks, |(slack_s, cycle_s)| {
         throughput_tracks * (slack_s / cycle_s).min(1.0)
     })
-}
-
-/// For tracks starting in phase: how long each ring can wait for its refill once all cross the
-/// threshold together (before it passes the margin), and the refill cycle, in seconds. None when
-/// the starts are staggered.
-fn wave_times(spec: &StreamSpec) -> Option<(f64, f64)> {
-    if spec.stagger {
-        return None;
-    }
-    let rate = spec.format.bytes_per_second() as f64;
-    let cap = spec.ring_bytes() as f64;
-    let slack_s = (cap - spec.policy.refill_at_bytes as f64 - spec.margin * cap).max(0.0) / rate;
-    let cycle_s = spec.policy.read_len(spec.policy.refill_at_bytes).max(4096) as f64 / rate;
-    Some((slack_s, cycle_s))
 }
 
 fn outcome_metrics(o: &StreamOutcome) -> Vec<Metric> {
