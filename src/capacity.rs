@@ -212,17 +212,6 @@ pub struct RealTimeDetail {
     pub hdr: Option<RealTimeSearch>,
 }
 
-/// How far above what the device carries a passing probe's (upper) estimate has come, near
-/// the answer: a count that much under it is expected to pass, and a step after a pass goes
-/// at least there. This machine's default searches from a first guess of 0.67-0.70 of the
-/// answer: the passes estimated 0.98-1.11 of the answer (4740 passing estimated 7377 where
-/// 6765 was confirmed), and the step of a quarter took two probes to bracket what the first
-/// pass's estimate had said. Taken as 10%, the search model's searches from a guess of
-/// 0.62-0.82 of the rate (`examples/search_noise.rs disk`) took 6.8 probes in the mean
-/// instead of 7.3. An estimate higher still (one pass once estimated 84% over its count)
-/// overshoots: that probe fails, and says what the device delivered.
-pub const PASS_ESTIMATE_HIGH: f64 = 0.10;
-
 /// Searches counts 1..=`limit` for the largest one whose probe passes. The bracket is narrowed
 /// until the gap is at most `tolerance` × the answer (and at least 1). `probe` runs one count;
 /// returning `Ok(None)` means the run was interrupted and the search stops where it is.
@@ -339,9 +328,7 @@ pub fn find_max(
             }
             let mut next = (f64::from(n) * (1.0 + step)).ceil();
             if let Some(e) = estimate.filter(|&e| e > f64::from(n)) {
-                next = next
-                    .min(e.ceil())
-                    .max((e / (1.0 + PASS_ESTIMATE_HIGH)).floor());
+                next = next.min(e.ceil());
             }
             n = (next.min(f64::from(limit)) as u32).max(lo + 1).min(limit);
         } else {
@@ -835,8 +822,7 @@ mod tests {
 
     #[test]
     fn a_failure_that_delivered_what_passed_ends_the_bisection_after_one_probe_past_it() {
-        // 10332 passes estimating 20000; 18181 (a tenth under that estimate,
-        // `PASS_ESTIMATE_HIGH`) fails having delivered 10334 (within 2% of the pass): no probe
+        // 10332 passes; 12915 fails having delivered 10334 (within 2% of the pass): no probe
         // at 10333, one at 4% above the pass (10746), which fails as the failure said, and
         // then the confirmation.
         let c = find_max(
@@ -851,7 +837,7 @@ mod tests {
             counts,
             [
                 (10_332, false),
-                (18_181, false),
+                (12_915, false),
                 (10_746, false),
                 (10_332, true)
             ],
