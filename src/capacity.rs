@@ -307,7 +307,10 @@ pub fn find_max(
     let mut step = 0.25f64;
     let mut edge_stepped = false;
     loop {
-        let confirming = lo == 0 && closes(n, hi, failed_estimate, false);
+        // A pass at the limit ends the search too (`--max-tracks`, the memory or space the
+        // search may take): `run`'s searches stop at 1000 tracks, each in two probes of 1000.
+        let confirming =
+            (n >= limit && hi > limit) || (lo == 0 && closes(n, hi, failed_estimate, false));
         let Some(pass) = run(
             n,
             confirming,
@@ -787,6 +790,25 @@ mod tests {
         );
         assert!(c.confirmed);
         assert_eq!(c.answer, 142);
+    }
+
+    #[test]
+    fn a_pass_at_the_limit_is_the_confirmation() {
+        // `run`'s searches stop at --max-tracks 1000: one probe there, the confirmation.
+        let c = find_max(1000, 1000, 0.02, threshold(5000)).unwrap();
+        let counts: Vec<(u32, bool)> = c.probes.iter().map(|p| (p.count, p.confirmation)).collect();
+        assert_eq!(counts, [(1000, true)]);
+        assert!(c.confirmed && c.hit_limit && c.answer == 1000);
+        // Reached by steps: the step onto the limit is the confirmation.
+        let c = find_max(700, 1000, 0.02, threshold(5000)).unwrap();
+        let counts: Vec<(u32, bool)> = c.probes.iter().map(|p| (p.count, p.confirmation)).collect();
+        assert_eq!(counts, [(700, false), (875, false), (1000, true)]);
+        assert!(c.confirmed && c.hit_limit);
+        // A confirmation at the limit that fails is a failure like any other.
+        let c = find_max(1000, 1000, 0.02, threshold(900)).unwrap();
+        assert_eq!((c.probes[0].count, c.probes[0].confirmation), (1000, true));
+        assert!(c.confirmed && !c.hit_limit);
+        assert!((882..=900).contains(&c.answer), "{:?}", c.probes);
     }
 
     #[test]
