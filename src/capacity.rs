@@ -301,14 +301,14 @@ pub fn find_max(
     // failure like any other: the bracket's top comes down and the search goes on. (A pass
     // discredits a failure's estimate under its count, as `run` does.)
     let closes = |n: u32, hi: u32, failed: Option<f64>, noisy: bool| {
-        n > 0 && hi <= limit && n < hi && ends(n, hi, failed.filter(|&f| f >= f64::from(n)), noisy)
+        hi <= limit && n < hi && ends(n, hi, failed.filter(|&f| f >= f64::from(n)), noisy)
     };
     let mut n = guess;
     let mut step = 0.25f64;
     let mut edge_stepped = false;
     loop {
         // A pass at the limit ends the search too (`--max-tracks`, the memory or space the
-        // search may take): `run`'s searches stop at 1000 tracks, each in two probes of 1000.
+        // search may take): `run`'s searches, stopped at 1000 tracks, had probed 1000 twice.
         let confirming =
             (n >= limit && hi > limit) || (lo == 0 && closes(n, hi, failed_estimate, false));
         let Some(pass) = run(
@@ -645,6 +645,11 @@ fn combine(all: &[RankProbe], count: u32) -> Result<Option<ProbeResult>> {
 mod tests {
     use super::*;
 
+    /// A search's probes as (count, confirmation).
+    fn trail(c: &Capacity) -> Vec<(u32, bool)> {
+        c.probes.iter().map(|p| (p.count, p.confirmation)).collect()
+    }
+
     fn threshold(max_ok: u32) -> impl FnMut(u32, bool) -> Result<Option<ProbeResult>> {
         move |n, _| {
             Ok(Some(ProbeResult {
@@ -765,7 +770,7 @@ mod tests {
         // and 150 is within 4%), so 145 is the confirmation, passing once: no count is probed
         // twice.
         let c = find_max(138, 10_000, 0.02, estimating(145.8, 150.0, 145.8)).unwrap();
-        let counts: Vec<(u32, bool)> = c.probes.iter().map(|p| (p.count, p.confirmation)).collect();
+        let counts = trail(&c);
         assert_eq!(
             counts,
             [(138, false), (150, false), (145, true)],
@@ -782,7 +787,7 @@ mod tests {
             probe_result(pass, Some(if pass { 150.0 } else { bound }))
         })
         .unwrap();
-        let counts: Vec<(u32, bool)> = c.probes.iter().map(|p| (p.count, p.confirmation)).collect();
+        let counts = trail(&c);
         assert_eq!(
             counts,
             [(138, false), (150, false), (145, true), (142, true)],
@@ -796,12 +801,12 @@ mod tests {
     fn a_pass_at_the_limit_is_the_confirmation() {
         // `run`'s searches stop at --max-tracks 1000: one probe there, the confirmation.
         let c = find_max(1000, 1000, 0.02, threshold(5000)).unwrap();
-        let counts: Vec<(u32, bool)> = c.probes.iter().map(|p| (p.count, p.confirmation)).collect();
+        let counts = trail(&c);
         assert_eq!(counts, [(1000, true)]);
         assert!(c.confirmed && c.hit_limit && c.answer == 1000);
         // Reached by steps: the step onto the limit is the confirmation.
         let c = find_max(700, 1000, 0.02, threshold(5000)).unwrap();
-        let counts: Vec<(u32, bool)> = c.probes.iter().map(|p| (p.count, p.confirmation)).collect();
+        let counts = trail(&c);
         assert_eq!(counts, [(700, false), (875, false), (1000, true)]);
         assert!(c.confirmed && c.hit_limit);
         // A confirmation at the limit that fails is a failure like any other.
@@ -854,7 +859,7 @@ mod tests {
             estimating(10_332.0, 20_000.0, 10_334.0),
         )
         .unwrap();
-        let counts: Vec<(u32, bool)> = c.probes.iter().map(|p| (p.count, p.confirmation)).collect();
+        let counts = trail(&c);
         assert_eq!(
             counts,
             [
@@ -875,7 +880,7 @@ mod tests {
         // A noisy disk: 9263 passed, 10550 failed having delivered 8686. Probes between them
         // mostly measure the noise: one more, 4% above the pass, then the confirmation.
         let c = find_max(9263, 100_000, 0.02, estimating(9263.0, 10_550.0, 8686.0)).unwrap();
-        let counts: Vec<(u32, bool)> = c.probes.iter().map(|p| (p.count, p.confirmation)).collect();
+        let counts = trail(&c);
         assert_eq!(
             counts,
             [(9263, false), (10_550, false), (9634, false), (9263, true)],
@@ -935,7 +940,7 @@ mod tests {
             probe_result(pass, Some(if pass { 8950.0 } else { 8700.0 }))
         })
         .unwrap();
-        let counts: Vec<(u32, bool)> = c.probes.iter().map(|p| (p.count, p.confirmation)).collect();
+        let counts = trail(&c);
         assert_eq!(
             counts,
             [(8899, false), (8950, false), (8899, true), (8721, true)],
