@@ -462,4 +462,8 @@ pub struct SteadyProbe {
     pub probe_s: f64,
     /// The warm-up each waited out before its steady part, in seconds.
     pub warmup_s: f64,
+    /// Where such a probe ended that had shown its pass beyond doubt (`StreamSpec::pass_early`),
+    /// in seconds; None for searches from before it could.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pass_early_s: Option<f64>,
 }

@@ -81,6 +81,9 @@ pub trait TickDriver {
     fn advance(&mut self, tracks: &[Track]);
     /// The butler failed: stop the ticks.
     fn abort(&mut self);
+    /// The run has shown its pass (`StreamSpec::pass_early`): end it after the period being
+    /// played, as a run planned that long would end.
+    fn end_now(&mut self);
 }
 
 /// What the tick measured of itself.
@@ -533,12 +536,24 @@ fn butler_loop(
     idle: &mut IdleLog,
     live: &mut LiveSampler<'_>,
     mut wait: Option<&mut CpuWait>,
+    early: Option<(u64, u64)>,
 ) -> Result<u64> {
     let t0 = clock.now_ns();
     b.t0 = t0;
     let mut sampled = t0;
+    // A run that may pass early looks once, when it is as long as the shortest that can pass.
+    let mut early = early;
     while !driver.finished() {
         let now = clock.now_ns();
+        if let Some((at, window)) = early
+            && now - t0 >= at
+        {
+            early = None;
+            let ran = now - t0;
+            if window > 0 && 100.0 * idle.share(ran - window, ran) >= super::EARLY_PASS_IDLE_PCT {
+                driver.end_now();
+            }
+        }
         if let Some(w) = wait.as_deref_mut()
             && now.saturating_sub(sampled) >= 1_000_000
         {
@@ -921,6 +936,7 @@ pub fn run<Tm: Timing, T: TickSide>(
                 &mut idle,
                 &mut live,
                 wait.as_mut(),
+                spec.pass_early.then(|| super::early_pass_at_ns(spec)),
             );
             butler_cpu_s = thread_cpu_s() - cpu0;
             if let Some(w) = wait {
@@ -1006,6 +1022,7 @@ mod tests {
             locate_queue_depth: Some(32),
             stop_early: true,
             steady_start: false,
+            pass_early: false,
             locate_from_content: false,
             start_at_first_refill: false,
         }

@@ -136,6 +136,13 @@ pub struct StreamSpec {
     /// must show, is the full run's.
     #[serde(default)]
     pub steady_start: bool,
+    /// End the run as soon as it has shown a pass beyond doubt: once it is as long as the
+    /// shortest run that can pass ([`early_pass_at_ns`]), with the butler idle at least
+    /// [`EARLY_PASS_IDLE_PCT`] over the steady part so far (a search's real probes that only
+    /// steer it, started in the steady state; never its confirmations). Its verdict is the
+    /// rule's, over the run as it ran.
+    #[serde(default)]
+    pub pass_early: bool,
 }
 
 impl StreamSpec {
@@ -918,6 +925,32 @@ pub const MIN_CYCLES: f64 = 3.0;
 /// cycles), 147 tracks left the butler idle over 2% of a 1.8 s window, and 0.8% of a 28 s one.
 /// Five seconds is what three cycles of the default engine (256K chunks) already last.
 pub const MIN_STEADY_S: f64 = 5.0;
+
+/// The butler's idle share, in percent, over the steady part so far at which a run that may pass
+/// early (`StreamSpec::pass_early`) ends at the shortest length that can pass: twice
+/// `AMPLE_IDLE_PCT`, at which the rule no longer asks the rings to hold their level, so that the
+/// few milliseconds between the butler's look and the run's end cannot take the share below it.
+/// On this machine's disk the first probe of a search, at 0.6-0.8 of the answer, leaves the
+/// butler idle 20-40%: it had run a refill cycle longer than the rule needs.
+pub const EARLY_PASS_IDLE_PCT: f64 = 2.0 * AMPLE_IDLE_PCT;
+
+/// Where a run of `spec` that may pass early (`StreamSpec::pass_early`) looks at its idle share,
+/// in ns of run time, and the window it looks over: the shortest run that can pass
+/// ([`min_run_s`]) with the scheduling slack a search's probes have (`planned_duration_s`), and
+/// its steady part, the whole refill cycles counted back from there that the verdict takes.
+pub fn early_pass_at_ns(spec: &StreamSpec) -> (u64, u64) {
+    let (cycle_s, prefill_s) = cycle_and_prefill_s(spec);
+    let at_s = min_run_s(spec) + EARLY_PASS_SLACK_S;
+    let cycles = ((at_s - prefill_s.max(cycle_s)) / cycle_s.max(f64::MIN_POSITIVE)).floor();
+    (
+        (at_s * 1e9) as u64,
+        (cycles.max(0.0) * cycle_s * 1e9) as u64,
+    )
+}
+
+/// Seconds past the shortest passing run at which a run that may pass early looks: a probe's
+/// own slack for scheduling (`planned_duration_s`).
+const EARLY_PASS_SLACK_S: f64 = 0.3;
 
 /// The steady part of the rule in words, for notes and errors: "at least 3 refill cycles and 5 s".
 pub fn steady_words() -> String {

@@ -57,6 +57,8 @@ struct Threaded<'a> {
     ticks_done: &'a AtomicU64,
     finished: &'a AtomicBool,
     stop: &'a AtomicBool,
+    /// Periods the tick plays in all: the run's, or fewer once it has shown its pass.
+    end: &'a AtomicU64,
     period_ns: u64,
     ctl: &'a Control<'a>,
     started: Instant,
@@ -92,6 +94,10 @@ impl TickDriver for Threaded<'_> {
     fn abort(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
     }
+    fn end_now(&mut self) {
+        let next = self.ticks_done.load(Ordering::Acquire) + 1;
+        self.end.fetch_min(next, Ordering::Relaxed);
+    }
 }
 
 impl Timing for RealTime {
@@ -114,12 +120,13 @@ impl Timing for RealTime {
         let total = spec.ticks();
         let stop = AtomicBool::new(false);
         let ticks_done = AtomicU64::new(0);
+        let end = AtomicU64::new(total);
         let finished = AtomicBool::new(false);
         let butler_thread = std::thread::current();
         // The ticks' times count from here, as the butler's do (it starts right after).
         let base = REAL_CLOCK.now_ns();
         std::thread::scope(|s| {
-            let (stop, finished, ticks_done) = (&stop, &finished, &ticks_done);
+            let (stop, finished, ticks_done, end) = (&stop, &finished, &ticks_done, &end);
             let butler_thread = butler_thread.clone();
             let handle = std::thread::Builder::new()
                 .name("trackbench-tick".into())
@@ -145,6 +152,9 @@ impl Timing for RealTime {
                     for k in 0..total {
                         if stop.load(Ordering::Relaxed) {
                             interrupted = true;
+                            break;
+                        }
+                        if k >= end.load(Ordering::Relaxed) {
                             break;
                         }
                         let deadline = start + k * period_ns;
@@ -194,6 +204,7 @@ impl Timing for RealTime {
                 ticks_done,
                 finished,
                 stop,
+                end,
                 period_ns,
                 ctl,
                 started: Instant::now(),
@@ -373,4 +384,82 @@ pub fn peak_rss_bytes() -> Option<u64> {
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb * 1024)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::audio::Format;
+    use crate::control::NoProgress;
+    use crate::stream::{Policy, Verdict};
+
+    /// A real run that may pass early (`StreamSpec::pass_early`) and has its butler idle almost
+    /// all the time ends where the shortest passing run ends (7.3 s of its 9 s), passing. (The
+    /// simulated test beside `sim`'s shows the same run that may not playing its whole duration.)
+    #[test]
+    fn a_real_run_with_its_pass_beyond_doubt_ends_at_the_shortest_run_that_can_pass() {
+        let t = tempfile::tempdir().unwrap();
+        let cancel = AtomicBool::new(false);
+        let ctl = Control {
+            cancel: &cancel,
+            progress: &NoProgress,
+            world: &crate::world::Alone,
+        };
+        let format = Format::default();
+        let spec = StreamSpec {
+            format,
+            play_tracks: 4,
+            record_tracks: 0,
+            period_frames: 256,
+            duration_ns: 9_000_000_000,
+            margin: 0.2,
+            policy: Policy::named("trackbench", &format)
+                .unwrap()
+                .with_chunk(16 << 10)
+                .with_buffer(2.0),
+            butler: ButlerMode::Serial,
+            stagger: false,
+            prealloc: false,
+            locate_queue_depth: None,
+            stop_early: true,
+            steady_start: false,
+            pass_early: true,
+            locate_from_content: false,
+            start_at_first_refill: false,
+        };
+        let mut dd = crate::datadir::DataDir::open(t.path(), false).unwrap();
+        let len = crate::stream::play_file_bytes(&spec);
+        let (spans, _) =
+            crate::dataset::ensure_wavs(&mut dd, "play", 4, &format, len, false, &ctl).unwrap();
+        let files: Vec<StreamFile<'_>> = spans
+            .iter()
+            .map(|s| StreamFile {
+                file: &s.file,
+                path: s.path.clone(),
+                content_id: s.content_id.unwrap(),
+                data_start: s.start,
+                data_len: len,
+            })
+            .collect();
+        let mut rings = RingMemory::new();
+        let (at_ns, _) = crate::stream::early_pass_at_ns(&spec);
+        let (early, _) = run(&spec, &files, &[], None, &mut rings, &ctl).unwrap();
+        assert_eq!(early.verdict, Verdict::Pass, "{:?}", early.shortcoming);
+        assert!(!early.stopped_early && !early.interrupted);
+        assert!(
+            (early.ran_ms - at_ns as f64 / 1e6).abs() < 50.0,
+            "ended at {} ms, not at {} ms",
+            early.ran_ms,
+            at_ns as f64 / 1e6
+        );
+        assert!(early.butler_idle_pct.unwrap() >= crate::stream::EARLY_PASS_IDLE_PCT);
+        assert!(
+            early.ran_ms < spec.duration_ns as f64 / 1e6 - 1500.0,
+            "a cycle and more before its planned end: {} ms",
+            early.ran_ms
+        );
+        drop(files);
+        drop(spans);
+        dd.close().unwrap();
+    }
 }

@@ -69,6 +69,9 @@ impl<T: TickSide> TickDriver for Inline<'_, T> {
     fn abort(&mut self) {
         self.interrupted = true;
     }
+    fn end_now(&mut self) {
+        self.total = self.total.min(self.k + 1);
+    }
 }
 
 impl Timing for Virtual {
@@ -224,6 +227,7 @@ mod tests {
             locate_queue_depth: None,
             stop_early: false,
             steady_start: false,
+            pass_early: false,
             locate_from_content: false,
             start_at_first_refill: false,
         }
@@ -567,6 +571,57 @@ mod tests {
         hdr.record_tracks = 0;
         hdr.policy.direct = false;
         assert!(!crate::stream::steady_start_allowed(&hdr));
+    }
+
+    /// A steady probe that may pass early (a search's steering probe) ends at the shortest run
+    /// that can pass where the butler is idle `EARLY_PASS_IDLE_PCT` or more by then, passing as
+    /// the whole probe does, with the same idle share and estimate; nearer the bound, or above
+    /// it, it runs as the whole probe runs, to the same verdict.
+    #[test]
+    fn a_probe_well_under_the_bound_passes_at_the_shortest_run_and_one_near_it_runs_in_full() {
+        // 100 tracks.
+        let m = model("bw=14400000");
+        let no = AtomicBool::new(false);
+        for n in [30, 50, 70, 75, 85, 90, 97, 100, 104, 130] {
+            let mut whole = spec(n, 0, 1 << 18, 7.28, 15);
+            whole.steady_start = true;
+            whole.duration_ns -= crate::stream::steady_start_saves_ns(&whole);
+            let mut early = whole.clone();
+            early.pass_early = true;
+            let (a, b) = (
+                simulate(&whole, &m, &no).unwrap(),
+                simulate(&early, &m, &no).unwrap(),
+            );
+            let (at_ns, window_ns) = crate::stream::early_pass_at_ns(&early);
+            let cycle_ns = f64::from(1 << 18) / 144_000.0 * 1e9;
+            assert_eq!(
+                (window_ns as f64 / cycle_ns).round(),
+                3.0,
+                "the rule's three cycles"
+            );
+            if n <= 75 {
+                assert_eq!(b.verdict, Verdict::Pass, "{n} tracks: {:?}", b.shortcoming);
+                assert!(
+                    (b.ran_ms - at_ns as f64 / 1e6).abs() < 12.0,
+                    "{n} tracks ended at {} ms, not at {} ms",
+                    b.ran_ms,
+                    at_ns as f64 / 1e6
+                );
+                assert!(a.ran_ms - b.ran_ms > 1500.0, "{n} tracks: a cycle sooner");
+                let (ia, ib) = (a.butler_idle_pct.unwrap(), b.butler_idle_pct.unwrap());
+                assert!(ib >= crate::stream::EARLY_PASS_IDLE_PCT, "{n} tracks: {ib}");
+                assert!((ia - ib).abs() < 1.0, "{n} tracks: idle {ia} against {ib}");
+                let (x, y) = (
+                    a.capacity_estimate().unwrap(),
+                    b.capacity_estimate().unwrap(),
+                );
+                assert!((x - y).abs() < 0.01 * x, "{n} tracks: {x} against {y}");
+            } else {
+                assert_eq!(a.verdict, b.verdict, "{n} tracks");
+                assert_eq!(a.ran_ms, b.ran_ms, "{n} tracks ran in full");
+            }
+            assert_eq!(a.verdict == Verdict::Pass, n < 100, "{n} tracks");
+        }
     }
 
     #[test]
