@@ -398,7 +398,7 @@ pub fn words(f: &Finding) -> String {
                     "each probe ran up to {:.1} s{}, its tracks' starts spread over one chunk as in a session that has settled: a count passes only after a warm-up of {:.2} s and {rule}; each confirmation, tracks starting in phase as the answer is stated, ran up to {probe_s:.1} s: {first_ring} before the same steady part; a run that could no longer pass stopped at once",
                     q.probe_s,
                     q.pass_early_s.map_or(String::new(), |e| format!(
-                        " ({e:.1} s where the butler had been idle {:.0}% of its steady part by then: a pass beyond doubt)",
+                        " ({e:.1} s where the butler had been idle {:.0}% or more of its steady part by then: a pass beyond doubt)",
                         stream::EARLY_PASS_IDLE_PCT
                     )),
                     q.warmup_s
