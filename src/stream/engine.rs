@@ -536,21 +536,22 @@ fn butler_loop(
     idle: &mut IdleLog,
     live: &mut LiveSampler<'_>,
     mut wait: Option<&mut CpuWait>,
-    early: Option<(u64, u64)>,
+    mut early: Option<(u64, &StreamSpec)>,
 ) -> Result<u64> {
     let t0 = clock.now_ns();
     b.t0 = t0;
     let mut sampled = t0;
-    // A run that may pass early looks once, when it is as long as the shortest that can pass.
-    let mut early = early;
+    // A run that may pass early looks once, when it is as long as the shortest that can pass,
+    // at the idle share its verdict would take.
     while !driver.finished() {
         let now = clock.now_ns();
-        if let Some((at, window)) = early
+        if let Some((at, spec)) = early
             && now - t0 >= at
         {
             early = None;
-            let ran = now - t0;
-            if window > 0 && 100.0 * idle.share(ran - window, ran) >= super::EARLY_PASS_IDLE_PCT {
+            if super::idle_pct_of(spec, idle, now - t0)
+                .is_some_and(|i| i >= super::EARLY_PASS_IDLE_PCT)
+            {
                 driver.end_now();
             }
         }
@@ -936,7 +937,8 @@ pub fn run<Tm: Timing, T: TickSide>(
                 &mut idle,
                 &mut live,
                 wait.as_mut(),
-                spec.pass_early.then(|| super::early_pass_at_ns(spec)),
+                spec.pass_early
+                    .then(|| (super::early_pass_at_ns(spec), spec)),
             );
             butler_cpu_s = thread_cpu_s() - cpu0;
             if let Some(w) = wait {

@@ -930,22 +930,15 @@ pub const MIN_STEADY_S: f64 = 5.0;
 /// early (`StreamSpec::pass_early`) ends at the shortest length that can pass: twice
 /// `AMPLE_IDLE_PCT`, at which the rule no longer asks the rings to hold their level, so that the
 /// few milliseconds between the butler's look and the run's end cannot take the share below it.
-/// On this machine's disk the first probe of a search, at 0.6-0.8 of the answer, leaves the
-/// butler idle 20-40%: it had run a refill cycle longer than the rule needs.
+/// On this machine's disk the first probes of this stop's searches, at 0.6-0.8 of the answer,
+/// left the butler idle 24-36%: they had run a refill cycle longer than the rule needs.
 pub const EARLY_PASS_IDLE_PCT: f64 = 2.0 * AMPLE_IDLE_PCT;
 
-/// Where a run of `spec` that may pass early (`StreamSpec::pass_early`) looks at its idle share,
-/// in ns of run time, and the window it looks over: the shortest run that can pass
-/// ([`min_run_s`]) with the scheduling slack a search's probes have (`planned_duration_s`), and
-/// its steady part, the whole refill cycles counted back from there that the verdict takes.
-pub fn early_pass_at_ns(spec: &StreamSpec) -> (u64, u64) {
-    let (cycle_s, prefill_s) = cycle_and_prefill_s(spec);
-    let at_s = min_run_s(spec) + EARLY_PASS_SLACK_S;
-    let cycles = ((at_s - prefill_s.max(cycle_s)) / cycle_s.max(f64::MIN_POSITIVE)).floor();
-    (
-        (at_s * 1e9) as u64,
-        (cycles.max(0.0) * cycle_s * 1e9) as u64,
-    )
+/// Where a run of `spec` that may pass early (`StreamSpec::pass_early`) looks at its idle share
+/// (the verdict's, [`idle_pct_of`]), in ns of run time: the shortest run that can pass
+/// ([`min_run_s`]) with the scheduling slack a search's probes have (`planned_duration_s`).
+pub fn early_pass_at_ns(spec: &StreamSpec) -> u64 {
+    ((min_run_s(spec) + EARLY_PASS_SLACK_S) * 1e9) as u64
 }
 
 /// Seconds past the shortest passing run at which a run that may pass early looks: a probe's
@@ -1114,7 +1107,11 @@ pub fn min_run_s(spec: &StreamSpec) -> f64 {
 
 /// The butler's idle share, in percent, over the whole refill cycles that follow the first
 /// ring (counted back from the end of the run); None when fewer than `steady_cycles` fit.
-fn idle_pct_of(spec: &StreamSpec, idle: &telemetry::IdleLog, ran_ns: u64) -> Option<f64> {
+pub(crate) fn idle_pct_of(
+    spec: &StreamSpec,
+    idle: &telemetry::IdleLog,
+    ran_ns: u64,
+) -> Option<f64> {
     let (cycle_s, prefill_s) = cycle_and_prefill_s(spec);
     let (cycle_ns, from_ns) = (
         (cycle_s * 1e9) as u64,

@@ -433,16 +433,10 @@ mod tests {
             crate::dataset::ensure_wavs(&mut dd, "play", 4, &format, len, false, &ctl).unwrap();
         let files: Vec<StreamFile<'_>> = spans
             .iter()
-            .map(|s| StreamFile {
-                file: &s.file,
-                path: s.path.clone(),
-                content_id: s.content_id.unwrap(),
-                data_start: s.start,
-                data_len: len,
-            })
+            .map(|s| crate::workloads::stream::stream_file(s, len))
             .collect();
         let mut rings = RingMemory::new();
-        let (at_ns, _) = crate::stream::early_pass_at_ns(&spec);
+        let at_ns = crate::stream::early_pass_at_ns(&spec);
         let (early, _) = run(&spec, &files, &[], None, &mut rings, &ctl).unwrap();
         assert_eq!(early.verdict, Verdict::Pass, "{:?}", early.shortcoming);
         assert!(!early.stopped_early && !early.interrupted);

@@ -592,10 +592,11 @@ mod tests {
                 simulate(&whole, &m, &no).unwrap(),
                 simulate(&early, &m, &no).unwrap(),
             );
-            let (at_ns, window_ns) = crate::stream::early_pass_at_ns(&early);
+            let at_ns = crate::stream::early_pass_at_ns(&early);
             let cycle_ns = f64::from(1 << 18) / 144_000.0 * 1e9;
+            let warmup_ns = crate::stream::steady_warmup_s(&early) * 1e9;
             assert_eq!(
-                (window_ns as f64 / cycle_ns).round(),
+                ((at_ns as f64 - warmup_ns) / cycle_ns).floor(),
                 3.0,
                 "the rule's three cycles"
             );

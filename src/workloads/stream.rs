@@ -1097,8 +1097,7 @@ impl Workload for Streaming {
                     crate::stream::early_pass_at_ns(&StreamSpec {
                         steady_start: true,
                         ..probe.clone()
-                    })
-                    .0 as f64
+                    }) as f64
                         / 1e9,
                 ),
             }
@@ -1129,7 +1128,7 @@ impl Workload for Streaming {
     }
 }
 
-fn stream_file(s: &Span, len: u64) -> StreamFile<'_> {
+pub(crate) fn stream_file(s: &Span, len: u64) -> StreamFile<'_> {
     StreamFile {
         file: &s.file,
         path: s.path.clone(),
