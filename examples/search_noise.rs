@@ -61,6 +61,7 @@ fn outcome(pass: bool, estimate: f64) -> ProbeResult {
         program_locate: false,
         evidence: None,
         storage: None,
+        ran_s: None,
         steady_start: false,
     }
 }

@@ -44,6 +44,14 @@ pub struct Probe {
     /// probe that steers the search, never a confirmation.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub steady_start: bool,
+    /// Seconds the probe streamed after its locate: shorter than planned where it stopped as
+    /// soon as it could no longer pass, or passed beyond doubt (`StreamSpec::pass_early`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ran_s: Option<f64>,
+    /// One computer's probe: the capacity evidence the rules judged it by (the rings' trend
+    /// and its noise, the butler's idle share). A studio's is its `storage`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<CapacityEvidence>,
 }
 
 /// What one rank of a studio saw in a probe: its verdict by its own deadlines (xruns, the margin,
@@ -94,6 +102,8 @@ pub struct ProbeResult {
     pub storage: Option<CapacityEvidence>,
     /// The probe started in the steady state (see [`Probe::steady_start`]).
     pub steady_start: bool,
+    /// Seconds the probe streamed, after its locate (real and simulated streams).
+    pub ran_s: Option<f64>,
 }
 
 /// A probe's figures by metric name.
@@ -262,8 +272,13 @@ pub fn find_max(
             estimate: r.estimate,
             ranks: r.ranks,
             program_locate: r.program_locate,
+            evidence: r
+                .evidence
+                .filter(|_| r.storage.is_none())
+                .map(|e| e.capacity),
             storage: r.storage,
             steady_start: r.steady_start,
+            ran_s: r.ran_s,
         });
         *estimate = r.estimate.filter(|e| e.is_finite() && *e > 0.0);
         let pass = r.verdict == Verdict::Pass;
@@ -615,6 +630,7 @@ fn combine(all: &[RankProbe], count: u32) -> Result<Option<ProbeResult>> {
         }
     };
     Ok(Some(ProbeResult {
+        ran_s: None,
         steady_start: false,
         verdict,
         shortcoming,
@@ -653,6 +669,7 @@ mod tests {
     fn threshold(max_ok: u32) -> impl FnMut(u32, bool) -> Result<Option<ProbeResult>> {
         move |n, _| {
             Ok(Some(ProbeResult {
+                ran_s: None,
                 steady_start: false,
                 figures: Default::default(),
                 ranks: Vec::new(),
@@ -710,6 +727,7 @@ mod tests {
     /// A probe's result in these tests: pass or marginal, with an estimate or none.
     fn probe_result(pass: bool, estimate: Option<f64>) -> Result<Option<ProbeResult>> {
         Ok(Some(ProbeResult {
+            ran_s: None,
             steady_start: false,
             figures: Default::default(),
             ranks: Vec::new(),
@@ -795,6 +813,44 @@ mod tests {
         );
         assert!(c.confirmed);
         assert_eq!(c.answer, 142);
+    }
+
+    #[test]
+    fn each_probe_keeps_what_its_verdict_rested_on() {
+        // One computer's probe: its capacity evidence and how long it streamed are in the
+        // trail, and survive the document (a capped test's failure prints them).
+        let ev = crate::stream::CapacityEvidence::of_stream(None, Some(7.2), false);
+        let c = find_max(100, 100, 0.02, |n, _| {
+            Ok(probe_result(n <= 100, Some(150.0))?.map(|r| ProbeResult {
+                ran_s: Some(9.4),
+                evidence: Some(ProbeEvidence {
+                    own: Verdict::Pass,
+                    capacity: ev,
+                }),
+                ..r
+            }))
+        })
+        .unwrap();
+        let p = &c.probes[0];
+        assert_eq!((p.ran_s, p.evidence), (Some(9.4), Some(ev)));
+        let back: Probe = serde_json::from_str(&serde_json::to_string(p).unwrap()).unwrap();
+        assert_eq!(&back, p);
+        // A studio's probe keeps its pooled evidence as `storage`, not twice.
+        let c = find_max(100, 100, 0.02, |n, _| {
+            Ok(probe_result(n <= 100, Some(150.0))?.map(|r| ProbeResult {
+                evidence: Some(ProbeEvidence {
+                    own: Verdict::Pass,
+                    capacity: ev,
+                }),
+                storage: Some(ev),
+                ..r
+            }))
+        })
+        .unwrap();
+        assert_eq!(
+            (c.probes[0].evidence, c.probes[0].storage),
+            (None, Some(ev))
+        );
     }
 
     #[test]
@@ -983,6 +1039,7 @@ mod tests {
             // 120 passes once but fails its confirmation; 119 is solid.
             let pass = n < 120 || (n == 120 && !confirm);
             Ok(Some(ProbeResult {
+                ran_s: None,
                 steady_start: false,
                 figures: Default::default(),
                 ranks: Vec::new(),

@@ -1300,6 +1300,7 @@ mod tests {
             s.stop_early = true;
             let o = simulate(&s, &notes, lib, m, &no)?;
             Ok(Some(ProbeResult {
+                ran_s: None,
                 steady_start: false,
                 figures: Default::default(),
                 ranks: Vec::new(),

@@ -398,6 +398,7 @@ mod tests {
                 "probes are planned long enough"
             );
             Ok(Some(ProbeResult {
+                ran_s: None,
                 steady_start: false,
                 figures: Default::default(),
                 ranks: Vec::new(),

@@ -561,6 +561,7 @@ impl Workload for Sampler {
                             confirmation: confirm,
                         });
                         Ok(Some(ProbeResult {
+                            ran_s: Some(o.ran_ms / 1000.0),
                             steady_start: false,
                             verdict: o.verdict,
                             shortcoming: o.shortcoming,

@@ -496,6 +496,7 @@ impl Streaming {
                         confirmation: confirm,
                     });
                     Ok(Some(ProbeResult {
+                        ran_s: Some(o.ran_ms / 1000.0),
                         steady_start: s.steady_start,
                         verdict: o.verdict,
                         shortcoming: o.shortcoming,

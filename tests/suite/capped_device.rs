@@ -102,6 +102,25 @@ fn answer(v: &Value) -> f64 {
     // Confirmed means the answer's own confirmation run passed (a confirmation above it may
     // have failed after it, closing the bracket).
     let probes = s["capacity"]["probes"].as_array().expect("probes");
+    // What each probe's verdict rested on, for a failure's output: the rings' trend, its
+    // noise and the butler's idle share, and how long it streamed.
+    for p in probes {
+        let e = &p["evidence"];
+        eprintln!(
+            "  {}{} {}: streamed {:.1} s, trend {:.3}% ± {:.3}%, idle {:.1}%",
+            if p["confirmation"] == true {
+                "confirm "
+            } else {
+                ""
+            },
+            p["count"],
+            p["verdict"].as_str().unwrap_or("?"),
+            p["ran_s"].as_f64().unwrap_or(f64::NAN),
+            e["shortfall_pct"].as_f64().unwrap_or(f64::NAN),
+            e["noise_pct"].as_f64().unwrap_or(f64::NAN),
+            e["idle_pct"].as_f64().unwrap_or(f64::NAN),
+        );
+    }
     assert!(
         probes.iter().any(|p| p["confirmation"] == true
             && p["verdict"] == "pass"
