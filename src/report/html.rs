@@ -572,7 +572,62 @@ fn probe_chart(p: &mut Page, c: &CapacityReport, workload: &str) -> Result<()> {
             c.limited_by
                 .map_or(String::new(), |w| format!(", stopped at {}", w.words()))
         ),
-    )
+    )?;
+    probe_table(p, probes, y);
+    Ok(())
+}
+
+/// A search's probes one by one: what each verdict rested on (the rings' fill trend, its
+/// noise, the butler's idle share) and how long each probe streamed, where the probe says.
+fn probe_table(p: &mut Page, probes: &[Probe], y: &str) {
+    let num =
+        |v: Option<f64>, digits: usize| v.map_or("–".to_string(), |v| format!("{v:.digits$}"));
+    let _ = writeln!(
+        p.html,
+        "<table class=\"probes\"><thead><tr><th>{}</th><th>run</th><th>verdict</th><th>took, s</th><th>streamed, s</th><th>rings' shortfall, % of the demand</th><th>butler idle, %</th></tr></thead><tbody>",
+        esc(y)
+    );
+    for pr in probes {
+        let ev = pr.evidence.or(pr.storage);
+        let verdict = match pr.shortcoming {
+            Some(s) if pr.verdict != Verdict::Pass => {
+                format!(
+                    "{} ({})",
+                    pr.verdict.word().to_lowercase(),
+                    super::words::brief(&s)
+                )
+            }
+            _ => pr.verdict.word().to_lowercase(),
+        };
+        let trend = ev
+            .and_then(|e| e.shortfall_pct)
+            .map_or("–".to_string(), |s| {
+                let noise = ev.map_or(0.0, |e| e.noise_pct);
+                if noise > 0.0 {
+                    format!("{s:.3} ± {noise:.3}")
+                } else {
+                    format!("{s:.3}")
+                }
+            });
+        let _ = writeln!(
+            p.html,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.1}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            pr.count,
+            if pr.confirmation {
+                "confirmation"
+            } else if pr.steady_start {
+                "probe, steady start"
+            } else {
+                "probe"
+            },
+            esc(&verdict),
+            pr.elapsed_s,
+            num(pr.ran_s, 1),
+            esc(&trend),
+            num(ev.and_then(|e| e.idle_pct), 1),
+        );
+    }
+    p.push("</tbody></table>\n");
 }
 
 /// A streaming run's charts: buffer fill over time, its latencies, and the tick's lateness.
@@ -1002,6 +1057,87 @@ mod tests {
         assert_eq!(
             esc("<a href=\"x\">&'"),
             "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
+        );
+    }
+
+    #[test]
+    fn the_probe_table_says_what_each_verdict_rested_on() {
+        use crate::stream::{CapacityEvidence, Shortcoming, Sustain};
+        let sustain = |s: f64, n: f64| Sustain {
+            shortfall_pct: s,
+            margin_in_s: None,
+            noise_pct: n,
+            from_ms: 3640.0,
+            to_ms: 9100.0,
+        };
+        let probe = |count, confirmation, verdict, evidence| Probe {
+            count,
+            elapsed_s: 12.25,
+            verdict,
+            shortcoming: (verdict != Verdict::Pass).then_some(Shortcoming::NoSpareCapacity {
+                idle_pct: 1.5,
+                needed_pct: 2.0,
+            }),
+            worst_headroom_pct: 40.0,
+            xruns: 0,
+            confirmation,
+            program_locate: false,
+            estimate: None,
+            ranks: Vec::new(),
+            storage: None,
+            steady_start: !confirmation,
+            ran_s: Some(9.4),
+            evidence,
+        };
+        let probes = [
+            probe(
+                138,
+                false,
+                Verdict::Pass,
+                Some(CapacityEvidence::of_stream(
+                    Some(sustain(-0.5, 0.03)),
+                    Some(18.7),
+                    false,
+                )),
+            ),
+            probe(
+                146,
+                true,
+                Verdict::Marginal,
+                Some(CapacityEvidence::of_stream(
+                    Some(sustain(0.04, 0.06)),
+                    Some(1.5),
+                    false,
+                )),
+            ),
+            probe(145, true, Verdict::Pass, None),
+        ];
+        let mut p = Page {
+            html: String::new(),
+            charts: 0,
+        };
+        probe_table(&mut p, &probes, "tracks");
+        let rows: Vec<&str> = p
+            .html
+            .lines()
+            .filter(|l| l.starts_with("<tr><td>"))
+            .collect();
+        assert_eq!(rows.len(), 3, "{}", p.html);
+        assert_eq!(
+            rows[0],
+            "<tr><td>138</td><td>probe, steady start</td><td>pass</td><td>12.2</td><td>9.4</td><td>-0.500 ± 0.030</td><td>18.7</td></tr>"
+        );
+        assert!(
+            rows[1].contains("<td>confirmation</td><td>marginal (no spare capacity)</td>")
+                && rows[1].contains("<td>0.040 ± 0.060</td><td>1.5</td>"),
+            "{}",
+            rows[1]
+        );
+        // A probe without evidence (an older document, a workload that does not measure it).
+        assert!(
+            rows[2].ends_with("<td>–</td><td>–</td></tr>"),
+            "{}",
+            rows[2]
         );
     }
 }

@@ -34,7 +34,7 @@ fn trail(probes: &[TrailStep]) -> String {
 }
 
 /// Why a probe did not pass, in the few words a search's trail has room for.
-fn brief(s: &Shortcoming) -> &'static str {
+pub(crate) fn brief(s: &Shortcoming) -> &'static str {
     match s {
         Shortcoming::Xruns { .. } => "xruns",
         Shortcoming::BelowMargin { .. } => "below the margin",
