@@ -45,7 +45,7 @@ pub struct Probe {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub steady_start: bool,
     /// Seconds the probe streamed after its locate: shorter than planned where it stopped as
-    /// soon as it could no longer pass, or passed beyond doubt (`StreamSpec::pass_early`).
+    /// soon as it could no longer pass, or its verdict was beyond doubt (`StreamSpec::end_early`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ran_s: Option<f64>,
     /// One computer's probe: the capacity evidence the rules judged it by (the rings' trend

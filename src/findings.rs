@@ -462,8 +462,12 @@ pub struct SteadyProbe {
     pub probe_s: f64,
     /// The warm-up each waited out before its steady part, in seconds.
     pub warmup_s: f64,
-    /// Where such a probe ended that had shown its pass beyond doubt (`StreamSpec::pass_early`),
-    /// in seconds; None for searches from before it could.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pass_early_s: Option<f64>,
+    /// Where such a probe ended whose verdict was beyond doubt (`StreamSpec::end_early`), in
+    /// seconds; None for searches from before it could.
+    #[serde(
+        default,
+        alias = "pass_early_s",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub end_early_s: Option<f64>,
 }

@@ -409,7 +409,7 @@ pub struct StreamOpts {
     /// Linux, a pool of I/O threads elsewhere)
     #[arg(long, default_value = "serial")]
     pub butler: String,
-    /// Length of each run [default: 10 s, or longer where the rings need it; with --find-max, as long as a confirmation needs to tell: one ring plus four refill cycles (simulated: 120 s or 40 rings); a real playback search's other probes, started in the steady state, run shorter by the first ring less a warm-up of two refill cycles and at least 3.5 s, and end at the rule's shortest run where the butler was idle 20% or more of it]
+    /// Length of each run [default: 10 s, or longer where the rings need it; with --find-max, as long as a confirmation needs to tell: one ring plus four refill cycles (simulated: 120 s or 40 rings); a real playback search's other probes, started in the steady state, run shorter by the first ring less a warm-up of two refill cycles and at least 3.5 s, and end at the rule's shortest run where the butler was idle 20% or more of it and of its later half (a pass) or under 0.5% of it (a failure)]
     #[arg(long)]
     pub duration: Option<String>,
     /// A ring below this share of its capacity makes the run marginal [default: 20%; 0 for a
@@ -580,7 +580,7 @@ impl StreamOpts {
             locate_queue_depth: None,
             stop_early: false,
             steady_start: false,
-            pass_early: false,
+            end_early: false,
             locate_from_content: false,
             start_at_first_refill: false,
         };

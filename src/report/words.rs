@@ -397,9 +397,10 @@ pub fn words(f: &Finding) -> String {
                 Some(q) => format!(
                     "each probe ran up to {:.1} s{}, its tracks' starts spread over one chunk as in a session that has settled: a count passes only after a warm-up of {:.2} s and {rule}; each confirmation, tracks starting in phase as the answer is stated, ran up to {probe_s:.1} s: {first_ring} before the same steady part; a run that could no longer pass stopped at once",
                     q.probe_s,
-                    q.pass_early_s.map_or(String::new(), |e| format!(
-                        " ({e:.1} s where the butler had been idle {:.0}% or more of its steady part by then: a pass beyond doubt)",
-                        stream::EARLY_PASS_IDLE_PCT
+                    q.end_early_s.map_or(String::new(), |e| format!(
+                        " ({e:.1} s where the butler had been idle {:.0}% or more of its steady part by then and of that part's later half, a pass beyond doubt, or under {}% of it, a failure beyond doubt)",
+                        stream::EARLY_PASS_IDLE_PCT,
+                        stream::early_fail_idle_pct(*simulated)
                     )),
                     q.warmup_s
                 ),

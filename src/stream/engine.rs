@@ -81,8 +81,8 @@ pub trait TickDriver {
     fn advance(&mut self, tracks: &[Track]);
     /// The butler failed: stop the ticks.
     fn abort(&mut self);
-    /// The run has shown its pass (`StreamSpec::pass_early`): end it after the period being
-    /// played, as a run planned that long would end.
+    /// The run's verdict is beyond doubt (`StreamSpec::end_early`): end it after the period
+    /// being played, as a run planned that long would end.
     fn end_now(&mut self);
 }
 
@@ -536,22 +536,20 @@ fn butler_loop(
     idle: &mut IdleLog,
     live: &mut LiveSampler<'_>,
     mut wait: Option<&mut CpuWait>,
-    mut early: Option<(u64, &StreamSpec)>,
+    mut early: Option<(u64, &StreamSpec, f64)>,
 ) -> Result<u64> {
     let t0 = clock.now_ns();
     b.t0 = t0;
     let mut sampled = t0;
-    // A run that may pass early looks once, when it is as long as the shortest that can pass,
-    // at the idle share its verdict would take.
+    // A run that may end early looks once, when it is as long as the shortest that can pass,
+    // at the idle share its verdict would take (`early_verdict_is_clear`).
     while !driver.finished() {
         let now = clock.now_ns();
-        if let Some((at, spec)) = early
+        if let Some((at, spec, fail_below)) = early
             && now - t0 >= at
         {
             early = None;
-            if super::idle_pct_of(spec, idle, now - t0)
-                .is_some_and(|i| i >= super::EARLY_PASS_IDLE_PCT)
-            {
+            if super::early_verdict_is_clear(spec, idle, now - t0, fail_below) {
                 driver.end_now();
             }
         }
@@ -937,8 +935,13 @@ pub fn run<Tm: Timing, T: TickSide>(
                 &mut idle,
                 &mut live,
                 wait.as_mut(),
-                spec.pass_early
-                    .then(|| (super::early_pass_at_ns(spec), spec)),
+                spec.end_early.then(|| {
+                    (
+                        super::early_end_at_ns(spec),
+                        spec,
+                        super::early_fail_idle_pct(!Tm::REAL),
+                    )
+                }),
             );
             butler_cpu_s = thread_cpu_s() - cpu0;
             if let Some(w) = wait {
@@ -1024,7 +1027,7 @@ mod tests {
             locate_queue_depth: Some(32),
             stop_early: true,
             steady_start: false,
-            pass_early: false,
+            end_early: false,
             locate_from_content: false,
             start_at_first_refill: false,
         }

@@ -393,7 +393,7 @@ mod tests {
     use crate::control::NoProgress;
     use crate::stream::{Policy, Verdict};
 
-    /// A real run that may pass early (`StreamSpec::pass_early`) and has its butler idle almost
+    /// A real run that may pass early (`StreamSpec::end_early`) and has its butler idle almost
     /// all the time ends where the shortest passing run ends (7.3 s of its 9 s), passing. (The
     /// simulated test beside `sim`'s shows the same run that may not playing its whole duration.)
     #[test]
@@ -423,7 +423,7 @@ mod tests {
             locate_queue_depth: None,
             stop_early: true,
             steady_start: false,
-            pass_early: true,
+            end_early: true,
             locate_from_content: false,
             start_at_first_refill: false,
         };
@@ -436,7 +436,7 @@ mod tests {
             .map(|s| crate::workloads::stream::stream_file(s, len))
             .collect();
         let mut rings = RingMemory::new();
-        let at_ns = crate::stream::early_pass_at_ns(&spec);
+        let at_ns = crate::stream::early_end_at_ns(&spec);
         let (early, _) = run(&spec, &files, &[], None, &mut rings, &ctl).unwrap();
         assert_eq!(early.verdict, Verdict::Pass, "{:?}", early.shortcoming);
         assert!(!early.stopped_early && !early.interrupted);

@@ -227,7 +227,7 @@ mod tests {
             locate_queue_depth: None,
             stop_early: false,
             steady_start: false,
-            pass_early: false,
+            end_early: false,
             locate_from_content: false,
             start_at_first_refill: false,
         }
@@ -574,26 +574,72 @@ mod tests {
         assert!(!crate::stream::steady_start_allowed(&hdr));
     }
 
-    /// A steady probe that may pass early (a search's steering probe) ends at the shortest run
+    /// The early look's verdict: a pass needs the butler idle over the later half of the
+    /// steady part so far as well as over all of it (a throttle lends idle time at first), a
+    /// failure no idle time to speak of over all of it.
+    #[test]
+    fn the_early_look_asks_the_later_half_of_a_pass_too() {
+        let mut s = spec(100, 0, 1 << 18, 7.28, 15);
+        s.steady_start = true;
+        s.end_early = true;
+        let at = crate::stream::early_end_at_ns(&s);
+        let fail_below = crate::stream::early_fail_idle_pct(false);
+        // Idle `share` of every 100 ms from `from_s` to `to_s`.
+        let log = |spans: &[(f64, f64, f64)]| {
+            let mut l = crate::stream::telemetry::IdleLog::new(20_000_000_000);
+            for &(from_s, to_s, share) in spans {
+                let mut t = (from_s * 1e9) as u64;
+                while t < (to_s * 1e9) as u64 {
+                    l.add(t, t + (share * 1e8) as u64);
+                    t += 100_000_000;
+                }
+            }
+            l
+        };
+        let clear = |l| crate::stream::early_verdict_is_clear(&s, &l, at, fail_below);
+        assert!(clear(log(&[(0.0, 20.0, 0.3)])), "idle 30% throughout");
+        assert!(!clear(log(&[(0.0, 20.0, 0.15)])), "15%: not beyond doubt");
+        // Idle at first, as a throttle lets reads through, then none: more than 20% over
+        // the steady part so far, none over its later half.
+        let lent = log(&[(0.0, 6.5, 0.99)]);
+        assert!(crate::stream::idle_pct_of(&s, &lent, at).unwrap() > 20.0);
+        assert!(!clear(lent), "a pass lent at first");
+        assert!(clear(log(&[])), "never idle: a failure beyond doubt");
+        assert!(
+            !clear(log(&[(0.0, 20.0, 0.01)])),
+            "idle 1%: not beyond doubt"
+        );
+        // Too short to tell.
+        assert!(!crate::stream::early_verdict_is_clear(
+            &s,
+            &log(&[]),
+            at / 3,
+            fail_below
+        ));
+    }
+
+    /// A steady probe that may end early (a search's steering probe) ends at the shortest run
     /// that can pass where the butler is idle `EARLY_PASS_IDLE_PCT` or more by then, passing as
-    /// the whole probe does, with the same idle share and estimate; nearer the bound, or above
-    /// it, it runs as the whole probe runs, to the same verdict.
+    /// the whole probe does, with the same idle share and estimate; above the bound, where it
+    /// was idle under `early_fail_idle_pct`, it ends there too, failing as the whole probe does;
+    /// near the bound it runs as the whole probe runs, to the same verdict.
     #[test]
     fn a_probe_well_under_the_bound_passes_at_the_shortest_run_and_one_near_it_runs_in_full() {
         // 100 tracks.
         let m = model("bw=14400000");
         let no = AtomicBool::new(false);
+        let mut failed_early = Vec::new();
         for n in [30, 50, 70, 75, 85, 90, 97, 100, 104, 130] {
             let mut whole = spec(n, 0, 1 << 18, 7.28, 15);
             whole.steady_start = true;
             whole.duration_ns -= crate::stream::steady_start_saves_ns(&whole);
             let mut early = whole.clone();
-            early.pass_early = true;
+            early.end_early = true;
             let (a, b) = (
                 simulate(&whole, &m, &no).unwrap(),
                 simulate(&early, &m, &no).unwrap(),
             );
-            let at_ns = crate::stream::early_pass_at_ns(&early);
+            let at_ns = crate::stream::early_end_at_ns(&early);
             let cycle_ns = f64::from(1 << 18) / 144_000.0 * 1e9;
             let warmup_ns = crate::stream::steady_warmup_s(&early) * 1e9;
             assert_eq!(
@@ -618,12 +664,23 @@ mod tests {
                     b.capacity_estimate().unwrap(),
                 );
                 assert!((x - y).abs() < 0.01 * x, "{n} tracks: {x} against {y}");
+            } else if b.ran_ms < a.ran_ms {
+                // Its failure beyond doubt: the butler never idle by then.
+                assert!(n >= 100, "{n} tracks ended early");
+                assert_ne!(b.verdict, Verdict::Pass, "{n} tracks");
+                assert!((b.ran_ms - at_ns as f64 / 1e6).abs() < 12.0, "{n} tracks");
+                let ib = b.butler_idle_pct.unwrap();
+                assert!(ib < crate::stream::early_fail_idle_pct(true), "{n}: {ib}");
+                failed_early.push(n);
             } else {
                 assert_eq!(a.verdict, b.verdict, "{n} tracks");
                 assert_eq!(a.ran_ms, b.ran_ms, "{n} tracks ran in full");
             }
             assert_eq!(a.verdict == Verdict::Pass, n < 100, "{n} tracks");
         }
+        // Above the bound the device has no time to spare: those probes end as soon as the
+        // passes beyond doubt do, failing; near it they run in full (85-97).
+        assert!(failed_early.contains(&104), "{failed_early:?}");
     }
 
     #[test]

@@ -100,7 +100,7 @@ impl Sampler {
             locate_queue_depth: None,
             stop_early: false,
             steady_start: false,
-            pass_early: false,
+            end_early: false,
             locate_from_content: false,
             start_at_first_refill: false,
         }

@@ -481,10 +481,11 @@ impl Streaming {
                 let saves = steady_start_saves_ns(&s);
                 s.steady_start = true;
                 s.duration_ns = s.duration_ns.saturating_sub(saves);
-                // Such a probe ends as soon as its pass is beyond doubt: a count well under
-                // what the device carries needs no more than the rule's shortest run to show
-                // it, and the confirmations, whose passes are the answer, still run in full.
-                s.pass_early = true;
+                // Such a probe ends as soon as its verdict is beyond doubt: a count well under
+                // what the device carries, or well above it, needs no more than the rule's
+                // shortest run to show it, and the confirmations, whose passes are the answer,
+                // still run in full.
+                s.end_early = true;
             }
             s.stop_early = true;
             match self.one(env, &s, &mut rings) {
@@ -1094,8 +1095,8 @@ impl Workload for Streaming {
             SteadyProbe {
                 probe_s: probe_s - steady_start_saves_ns(&probe) as f64 / 1e9,
                 warmup_s: crate::stream::steady_warmup_s(&probe),
-                pass_early_s: Some(
-                    crate::stream::early_pass_at_ns(&StreamSpec {
+                end_early_s: Some(
+                    crate::stream::early_end_at_ns(&StreamSpec {
                         steady_start: true,
                         ..probe.clone()
                     }) as f64
@@ -1163,7 +1164,7 @@ mod tests {
             locate_queue_depth: None,
             stop_early: false,
             steady_start: false,
-            pass_early: false,
+            end_early: false,
             locate_from_content: false,
             start_at_first_refill: false,
         };

@@ -121,6 +121,30 @@ fn answer(v: &Value) -> f64 {
             e["idle_pct"].as_f64().unwrap_or(f64::NAN),
         );
     }
+    // A steering probe that ended before the others' full length either could no longer pass
+    // (an xrun, a ring below the margin), or showed its verdict beyond doubt by the rule's
+    // shortest run: a pass, or its butler never idle (under half a percent).
+    let steady: Vec<&Value> = probes
+        .iter()
+        .filter(|p| p["steady_start"] == true)
+        .collect();
+    let full = steady
+        .iter()
+        .filter_map(|p| p["ran_s"].as_f64())
+        .fold(0.0, f64::max);
+    for p in &steady {
+        let (ran, kind) = (
+            p["ran_s"].as_f64().unwrap_or(full),
+            p["shortcoming"]["kind"].as_str().unwrap_or(""),
+        );
+        if p["verdict"] != "pass" && ran < full - 0.5 {
+            let idle = p["evidence"]["idle_pct"].as_f64().unwrap_or(f64::NAN);
+            assert!(
+                matches!(kind, "xruns" | "below_margin") || idle < 0.5,
+                "a probe ended early at {ran} s of {full}, {kind}, idle {idle}%: {p}"
+            );
+        }
+    }
     assert!(
         probes.iter().any(|p| p["confirmation"] == true
             && p["verdict"] == "pass"
