@@ -589,16 +589,7 @@ fn probe_table(p: &mut Page, probes: &[Probe], y: &str) {
     );
     for pr in probes {
         let ev = pr.evidence.or(pr.storage);
-        let verdict = match pr.shortcoming {
-            Some(s) if pr.verdict != Verdict::Pass => {
-                format!(
-                    "{} ({})",
-                    pr.verdict.word().to_lowercase(),
-                    super::words::brief(&s)
-                )
-            }
-            _ => pr.verdict.word().to_lowercase(),
-        };
+        let verdict = super::words::probe_verdict(pr.verdict, pr.shortcoming);
         let trend = ev
             .and_then(|e| e.shortfall_pct)
             .map_or("–".to_string(), |s| {

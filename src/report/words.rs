@@ -17,24 +17,31 @@ fn trail(probes: &[TrailStep]) -> String {
         .iter()
         .map(|p| {
             format!(
-                "{}{} {}{}",
+                "{}{} {}",
                 if p.confirmation { "confirm " } else { "" },
                 p.count,
-                p.verdict.word().to_lowercase(),
-                match p.shortcoming {
-                    // A too-short probe's verdict already says why.
-                    Some(s) if p.verdict != stream::Verdict::Pass && s.is_failure() =>
-                        format!(" ({})", brief(&s)),
-                    _ => String::new(),
-                }
+                probe_verdict(p.verdict, p.shortcoming)
             )
         })
         .collect::<Vec<_>>()
         .join(", ")
 }
 
+/// A probe's verdict and, where it did not pass, why in a few words: "marginal (rings
+/// draining)". For a search's trail and the report's probe table.
+pub(crate) fn probe_verdict(verdict: stream::Verdict, shortcoming: Option<Shortcoming>) -> String {
+    let word = verdict.word().to_lowercase();
+    match shortcoming {
+        // A too-short probe's verdict already says why.
+        Some(s) if verdict != stream::Verdict::Pass && s.is_failure() => {
+            format!("{word} ({})", brief(&s))
+        }
+        _ => word,
+    }
+}
+
 /// Why a probe did not pass, in the few words a search's trail has room for.
-pub(crate) fn brief(s: &Shortcoming) -> &'static str {
+fn brief(s: &Shortcoming) -> &'static str {
     match s {
         Shortcoming::Xruns { .. } => "xruns",
         Shortcoming::BelowMargin { .. } => "below the margin",

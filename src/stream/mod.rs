@@ -1149,7 +1149,7 @@ fn idle_window_of(spec: &StreamSpec, ran_ns: u64) -> Option<u64> {
 /// (bound 145.8), a steady start of 150 tracks left the butler idle 23.1% by the shortest run,
 /// nearly all of it in the seconds before the throttle began to hold its reads back (it lets
 /// every read through at once while the group stays under its rate, and a little beyond for a
-/// while), and passed with the rings draining 2.4%; the whole run of 151 was idle 7%.
+/// while), and passed with the rings draining 2.4%; whole runs of 151 were idle 5.7-6.7%.
 pub(crate) fn early_verdict_is_clear(
     spec: &StreamSpec,
     idle: &telemetry::IdleLog,
