@@ -1,8 +1,9 @@
 //! The search for the largest count that passes: from a first guess, exponential steps until the
 //! answer is bracketed, bisection until the bracket is within a tolerance, and a confirmation run
 //! at the answer: the probe whose pass would end the search runs as the confirmation, and where
-//! the search ends on a failure, the count that passed is confirmed in a run of its own. Every
-//! probe is kept.
+//! the search ends on a failure, the count that passed is confirmed in a run of its own. A failed
+//! confirmation steps the search down in confirmation runs, to just under what it delivered
+//! where it says, and the bracket under it narrows as the bisection's does. Every probe is kept.
 
 use crate::error::{Error, Result};
 use crate::stream::{CapacityEvidence, Shortcoming, Verdict};
@@ -318,6 +319,36 @@ pub fn find_max(
     let closes = |n: u32, hi: u32, failed: Option<f64>, noisy: bool| {
         hi <= limit && n < hi && ends(n, hi, failed.filter(|&f| f >= f64::from(n)), noisy)
     };
+    // The next count to probe between `lo` passing and `hi` failing, or none where the last
+    // failure closes the bracket. A failure that delivered no more than the tolerance above
+    // what passed says the bracket is closed (a probe aimed at it could only move the answer
+    // by less than the search's precision: a real search once probed 10333 after 10332 had
+    // passed); one that delivered less than what passed contradicts it: the device's rate
+    // moved. Either rests on one probe's rate, and one slow probe is not the device's (a
+    // capped search once stopped at 0.88 of the bound: 137 delivered about 129 after 128
+    // passed). So the search spends one probe (`noisy`) just past the precision the failure
+    // claims, at twice the tolerance above what passed: failing there, the bracket is as
+    // narrow as a search that trusts the failure accepts, and it ends; passing, the failure
+    // was slow, its estimate is discredited and the bisection goes on. After that one probe,
+    // such a failure ends the search (on this machine's disk, after 9263 passed, 10550
+    // delivered 8686 and three probes between them all failed). Otherwise the probe aims
+    // just under what the last failure delivered, where that lies inside the bracket, and
+    // bisects where nothing says more.
+    let next_between = |lo: u32, hi: u32, failed: Option<f64>, noisy: &mut bool| {
+        if lo > 0 && failed.is_some_and(|e| e <= f64::from(lo) * (1.0 + tolerance)) {
+            if ends(lo, hi, failed, *noisy) {
+                return None;
+            }
+            *noisy = true;
+            return Some((narrow_above(lo).ceil() as u32).clamp(lo + 1, hi - 1));
+        }
+        Some(
+            match failed.filter(|&e| e < f64::from(hi) && e > f64::from(lo)) {
+                Some(e) if hi - lo > 2 => (below(e).floor() as u32).clamp(lo + 1, hi - 1),
+                _ => lo + (hi - lo) / 2,
+            },
+        )
+    };
     let mut n = guess;
     let mut step = 0.25f64;
     let mut edge_stepped = false;
@@ -376,39 +407,16 @@ pub fn find_max(
     }
     // Bisection, then a confirmation at the answer. Near the limit a count passes some runs and
     // not others, so a failed confirmation is usually a near miss: the search then steps down
-    // from it by the tolerance (doubling the step while it keeps failing) rather than bisecting
-    // again from what passed long ago. From then on every probe is a confirmation run: one
+    // from it, to just under what it delivered or by the tolerance (doubling the step while it
+    // keeps failing), rather than bisecting again from what passed long ago. From then on every probe is a confirmation run: one
     // can ask more than a probe (the sampler's lasts 20 s), and short passes above a failed
     // confirmation say nothing of it (a capped search once called 68 voices confirmed on two
     // short passes after both confirmations above them had failed). Only a confirmation that
     // passed makes an answer confirmed.
     while hi - lo > 1 && f64::from(hi - lo) > tolerance * f64::from(hi) {
-        // A failure that delivered no more than the tolerance above what passed says the
-        // bracket is closed (a probe aimed at it could only move the answer by less than the
-        // search's precision: a real search once probed 10333 after 10332 had passed); one
-        // that delivered less than what passed contradicts it: the device's rate moved. Either
-        // rests on one probe's rate, and one slow probe is not the device's (a capped search
-        // once stopped at 0.88 of the bound: 137 delivered about 129 after 128 passed). So the
-        // search spends one probe just past the precision the failure claims, at twice the
-        // tolerance above what passed: failing there, the bracket is as narrow as a search
-        // that trusts the failure accepts, and it ends; passing, the failure was slow, its
-        // estimate is discredited and the bisection goes on. After that one probe, such a
-        // failure ends the search (on this machine's disk, after 9263 passed, 10550 delivered
-        // 8686 and three probes between them all failed).
-        let mut check = None;
-        if lo > 0 && failed_estimate.is_some_and(|e| e <= f64::from(lo) * (1.0 + tolerance)) {
-            if ends(lo, hi, failed_estimate, noisy_probe) {
-                break;
-            }
-            noisy_probe = true;
-            check = Some((narrow_above(lo).ceil() as u32).clamp(lo + 1, hi - 1));
-        }
-        // Aim at what the last failure delivered, when it lies inside the bracket.
-        let aim = failed_estimate.filter(|&e| e < f64::from(hi) && e > f64::from(lo));
-        let mid = match (check, aim) {
-            (Some(n), _) => n,
-            (None, Some(e)) if hi - lo > 2 => (below(e).floor() as u32).clamp(lo + 1, hi - 1),
-            _ => lo + (hi - lo) / 2,
+        // Where the last failure says more than a bisection, `next_between` follows it.
+        let Some(mid) = next_between(lo, hi, failed_estimate, &mut noisy_probe) else {
+            break;
         };
         let confirming = closes(mid, hi, failed_estimate, noisy_probe);
         let Some(pass) = run(
@@ -429,22 +437,34 @@ pub fn find_max(
     if lo == 0 {
         return Ok(finish(cap, lo, hi, limit));
     }
-    let mut confirm =
-        |n: u32, cap: &mut Capacity| run(n, true, cap, (&mut estimate, &mut failed_estimate));
-    let Some(pass) = confirm(lo, &mut cap)? else {
+    let Some(pass) = run(lo, true, &mut cap, (&mut estimate, &mut failed_estimate))? else {
         return Ok(finish(cap, lo, hi, limit));
     };
     if pass {
         cap.confirmed = true;
         return Ok(finish(cap, lo, hi, limit));
     }
-    // Step down in confirmation runs until one passes.
+    // Step down in confirmation runs until one passes: to just under what the failed
+    // confirmation delivered where it says (a search on this machine's disk confirmed 7356,
+    // which delivered 6356, and stepped 2% at a time through 7208, 6919, 6365, then bisected
+    // 6642 and 6503, each a 13 s confirmation, to 6434: seven where three would do), else by
+    // the tolerance, doubling while it keeps failing.
     hi = lo;
     lo = 0;
     let mut step = tolerance.max(0.01);
     while hi > 1 {
-        let target = ((f64::from(hi) * (1.0 - step.min(0.5))).floor() as u32).clamp(1, hi - 1);
-        let Some(pass) = confirm(target, &mut cap)? else {
+        let stepped = f64::from(hi) * (1.0 - step.min(0.5));
+        let aimed = failed_estimate
+            .filter(|&e| e < f64::from(hi))
+            .map_or(stepped, |e| below(e).max(f64::from(hi) * 0.5));
+        let target = (stepped.min(aimed).floor() as u32).clamp(1, hi - 1);
+        let Some(pass) = run(
+            target,
+            true,
+            &mut cap,
+            (&mut estimate, &mut failed_estimate),
+        )?
+        else {
             return Ok(finish(cap, lo, hi, limit));
         };
         if pass {
@@ -455,11 +475,15 @@ pub fn find_max(
         hi = target;
         step *= 2.0;
     }
-    // A doubled step can leave more than the tolerance between the confirmed pass and the
-    // failure above it: bisect it, still in confirmation runs.
+    // A step can leave more than the tolerance between the confirmed pass and the failure
+    // above it: the bracket narrows as the bisection's does (`next_between`: a failure that
+    // delivered what passed closes it after one probe past the pass), in confirmation runs.
+    let mut noisy = false;
     while lo > 0 && hi - lo > 1 && f64::from(hi - lo) > (tolerance * f64::from(hi)).ceil() {
-        let mid = lo + (hi - lo) / 2;
-        let Some(pass) = confirm(mid, &mut cap)? else {
+        let Some(mid) = next_between(lo, hi, failed_estimate, &mut noisy) else {
+            break;
+        };
+        let Some(pass) = run(mid, true, &mut cap, (&mut estimate, &mut failed_estimate))? else {
             return Ok(finish(cap, lo, hi, limit));
         };
         if pass { lo = mid } else { hi = mid }
@@ -982,9 +1006,10 @@ mod tests {
 
     #[test]
     fn a_pass_below_a_failed_confirmation_is_confirmed_in_a_run_of_its_own() {
-        // 8899 passes, then fails its confirmation; 8721 passes: a count above it passed once
-        // and its confirmation-length run passed now: the confirmed answer (a short probe
-        // there would have confirmed nothing).
+        // 8899 passes, then fails its confirmation having delivered 8700; 8656, just under
+        // that, passes: a count above it passed once and its confirmation-length run passed
+        // now: the confirmed answer (a short probe there would have confirmed nothing). The
+        // failure delivered under 2% above it and lies within 4%: nothing is left to probe.
         let mut seen_8899 = 0;
         let c = find_max(8899, 100_000, 0.02, |n, _| {
             let pass = if n == 8899 {
@@ -999,12 +1024,60 @@ mod tests {
         let counts = trail(&c);
         assert_eq!(
             counts,
-            [(8899, false), (8950, false), (8899, true), (8721, true)],
+            [(8899, false), (8950, false), (8899, true), (8656, true)],
             "{:?}",
             c.probes
         );
-        assert_eq!(c.answer, 8721);
+        assert_eq!(c.answer, 8656);
         assert!(c.confirmed);
+    }
+
+    #[test]
+    fn a_failed_confirmation_is_followed_down_by_what_it_delivered() {
+        // A search on this machine's disk: steering probes passed to 7356, but its
+        // confirmation delivered 6356 (the disk's rate had moved), and the search stepped 2%
+        // at a time (7208, 6919, 6365 passing) and bisected (6642, 6503) to 6434: seven 13 s
+        // confirmations. Aimed under what it delivered, 6324 passes, one probe past it (4%
+        // above, 6577) fails as the failure said, and the search ends: two.
+        let c = find_max(7356, 100_000, 0.02, |n, confirm| {
+            let pass = f64::from(n) <= if confirm { 6434.0 } else { 7356.0 };
+            let delivered = match (confirm, n) {
+                (false, _) => 7389.0,
+                (true, 7356) => 6356.0,
+                (true, _) => 6430.0,
+            };
+            probe_result(pass, Some(if pass { 7600.0 } else { delivered }))
+        })
+        .unwrap();
+        let counts = trail(&c);
+        let confirmations: Vec<_> = counts.iter().filter(|(_, c)| *c).collect();
+        assert_eq!(
+            confirmations,
+            [&(7356, true), &(6324, true), &(6577, true)],
+            "{counts:?}"
+        );
+        assert!(c.confirmed);
+        assert_eq!(c.answer, 6324);
+        // A confirmation that ran slow (delivering 5000 of a device's 7000) sinks the answer
+        // no further than one probe: the probe past the pass passes, the slow failure is
+        // discredited, and the bracket narrows to the tolerance below the device's rate.
+        let c = find_max(7356, 100_000, 0.02, |n, confirm| {
+            let pass = f64::from(n) <= if confirm { 7000.0 } else { 7356.0 };
+            let delivered = match (confirm, n) {
+                (false, _) => 7389.0,
+                (true, 7356) => 5000.0,
+                (true, _) => 7000.0,
+            };
+            probe_result(pass, Some(if pass { 7600.0 } else { delivered }))
+        })
+        .unwrap();
+        assert!(c.confirmed);
+        assert!(
+            (6860..=7000).contains(&c.answer),
+            "{} after {:?}",
+            c.answer,
+            trail(&c)
+        );
     }
 
     #[test]
