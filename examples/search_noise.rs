@@ -3,7 +3,7 @@
 //! figures behind BENCHMARKS.md's "How many probes a search needs" (issue 18's 90 s).
 //!
 //! ```text
-//! cargo run --release --example search_noise -- [capped|quiet|host|disk] [searches] [tolerance]
+//! cargo run --release --example search_noise -- [capped|quiet|host|disk|jumpy] [searches] [tolerance]
 //! ```
 //!
 //! (the tolerance is the search's, 0.02 as `play --find-max` searches; a wider one shows what a
@@ -35,6 +35,8 @@ struct Noise {
     no_spare: f64,
     guess_low: f64,
     guess_high: f64,
+    /// The chance, each probe, that the rate jumps and stays there: by 5-15%, up or down.
+    jump: f64,
 }
 
 const RATE: f64 = 9000.0;
@@ -97,6 +99,7 @@ fn main() -> anyhow::Result<()> {
             no_spare: 0.0,
             guess_low: 0.75,
             guess_high: 1.05,
+            jump: 0.0,
         },
         // A steadier host than this one.
         "quiet" => Noise {
@@ -107,6 +110,7 @@ fn main() -> anyhow::Result<()> {
             no_spare: 0.4,
             guess_low: 0.75,
             guess_high: 1.05,
+            jump: 0.0,
         },
         // This machine's host-cached disk: one count passes and fails within two minutes
         // (10089 passed, then failed its confirmation; 8826 failed after 8731 passed).
@@ -118,6 +122,7 @@ fn main() -> anyhow::Result<()> {
             no_spare: 0.4,
             guess_low: 0.75,
             guess_high: 1.05,
+            jump: 0.0,
         },
         // The host as this machine's default searches meet it: the first guess (64 files read
         // round robin, 1 in flight) 0.64-0.80 of the answer (4740 for 6765, 4520 for 6797,
@@ -130,8 +135,21 @@ fn main() -> anyhow::Result<()> {
             no_spare: 0.4,
             guess_low: 0.62,
             guess_high: 0.82,
+            jump: 0.0,
         },
-        other => anyhow::bail!("unknown noise {other:?}: capped, quiet, host or disk"),
+        // The disk with the host's moves of a tenth: a search whose steering probes passed
+        // 7356 (idle 7-9%) saw its confirmation there deliver 6356, and 6434 was its answer.
+        "jumpy" => Noise {
+            noise: 0.04,
+            drift: 0.02,
+            pass_high: 0.15,
+            fail_noise: 0.03,
+            no_spare: 0.4,
+            guess_low: 0.62,
+            guess_high: 0.82,
+            jump: 0.05,
+        },
+        other => anyhow::bail!("unknown noise {other:?}: capped, quiet, host, disk or jumpy"),
     };
     // `TRAILS=N` prints the first N searches' trails on stderr.
     let trails: usize = std::env::var("TRAILS")
@@ -147,6 +165,14 @@ fn main() -> anyhow::Result<()> {
         let mut drift = 1.0f64;
         let cap = find_max(guess, 1_000_000, tolerance, |n, _confirmation| {
             drift *= 1.0 + m.drift * normal(&mut r);
+            if m.jump > 0.0 && r.random::<f64>() < m.jump {
+                let by = r.random_range(0.05..0.15);
+                drift *= if r.random::<bool>() {
+                    1.0 + by
+                } else {
+                    1.0 - by
+                };
+            }
             let rate = RATE * drift * (1.0 + m.noise * normal(&mut r));
             let n = f64::from(n);
             Ok(Some(if n <= rate {
