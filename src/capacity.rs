@@ -448,7 +448,7 @@ pub fn find_max(
     // confirmation delivered where it says (a search on this machine's disk confirmed 7356,
     // which delivered 6356, and stepped 2% at a time through 7208, 6919, 6365, then bisected
     // 6642 and 6503, each a 13 s confirmation, to 6434: seven where three would do), else by
-    // the tolerance, doubling while it keeps failing.
+    // the tolerance, the step doubling while blind steps keep failing.
     hi = lo;
     lo = 0;
     let mut step = tolerance.max(0.01);
@@ -473,7 +473,11 @@ pub fn find_max(
             break;
         }
         hi = target;
-        step *= 2.0;
+        // The step doubles only where it was blind: one aimed by what a failure delivered
+        // went where the device was, and a failure there says where it is now.
+        if aimed >= stepped {
+            step *= 2.0;
+        }
     }
     // A step can leave more than the tolerance between the confirmed pass and the failure
     // above it: the bracket narrows as the bisection's does (`next_between`: a failure that
@@ -1058,6 +1062,27 @@ mod tests {
         );
         assert!(c.confirmed);
         assert_eq!(c.answer, 6324);
+        // Where the rate keeps falling under the step down (a search on this disk: 7905,
+        // 7607 and 7197 failed their confirmations in turn), each failure aims the next
+        // confirmation and the step stays the tolerance: 7052 (2% under 7196), not 6620 (a
+        // step doubled twice), passes, and the failure at 7196, which delivered 7146, closes
+        // the bracket.
+        let c = find_max(7905, 100_000, 0.02, |n, confirm| {
+            let pass = f64::from(n) <= if confirm { 7110.0 } else { 7905.0 };
+            let delivered = match (confirm, n) {
+                (false, _) => 7950.0,
+                (true, 7905) => 7645.0,
+                (true, 7606) => 7233.0,
+                (true, 7196) => 7146.0,
+                (true, _) => 7110.0,
+            };
+            probe_result(pass, Some(if pass { 8000.0 } else { delivered }))
+        })
+        .unwrap();
+        let counts = trail(&c);
+        let confirmations: Vec<_> = counts.iter().filter(|(_, c)| *c).map(|(n, _)| *n).collect();
+        assert_eq!(confirmations, [7905, 7606, 7196, 7052], "{counts:?}");
+        assert!(c.confirmed);
         // A confirmation that ran slow (delivering 5000 of a device's 7000) sinks the answer
         // no further than one probe: the probe past the pass passes, the slow failure is
         // discredited, and the bracket narrows to the tolerance below the device's rate.
