@@ -30,6 +30,10 @@ const TARGET: &str = "x86_64-pc-windows-gnu";
 struct Win {
     exe: PathBuf,
     prefix: PathBuf,
+    /// TMPDIR for everything these tests start: MinGW's gcc leaves empty `ccXXXXXX` files
+    /// (about 140 a build) and wine a `wine-XXXXXX` server directory for every prefix in the
+    /// system's /tmp otherwise; here they stay under target/.
+    tmp: PathBuf,
 }
 
 fn required() -> bool {
@@ -53,6 +57,8 @@ fn build() -> Result<Win, String> {
     }
     let tmp = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
     let target_dir = tmp.join("windows-build");
+    let tools_tmp = tmp.join("windows-tmp");
+    std::fs::create_dir_all(&tools_tmp).map_err(|e| format!("{}: {e}", tools_tmp.display()))?;
     // At the lowest CPU priority: the build runs beside the suite's real-time tests, whose disk
     // threads must not wait for a CPU behind rustc (a sampler run in CI issued a first read
     // late and dropped notes while it compiled).
@@ -69,6 +75,7 @@ fn build() -> Result<Win, String> {
         ])
         .arg("--target-dir")
         .arg(&target_dir)
+        .env("TMPDIR", &tools_tmp)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .map_err(|e| format!("nice cargo: {e}"))?;
@@ -86,6 +93,7 @@ fn build() -> Result<Win, String> {
         .arg(&dll)
         .arg(&shim)
         .arg("-ladvapi32")
+        .env("TMPDIR", &tools_tmp)
         .output()
         .map_err(|e| format!("x86_64-w64-mingw32-gcc: {e}"))?;
     if !out.status.success() {
@@ -97,6 +105,7 @@ fn build() -> Result<Win, String> {
     let w = Win {
         exe,
         prefix: tmp.join("wineprefix"),
+        tmp: tools_tmp,
     };
     // The first start also creates the wine prefix.
     let v = w.run(&["--version"], None);
@@ -114,6 +123,7 @@ fn build() -> Result<Win, String> {
     let idle = Command::new("timeout")
         .args(["120", "wineserver", "-w"])
         .env("WINEPREFIX", &w.prefix)
+        .env("TMPDIR", &w.tmp)
         .status()
         .map_err(|e| format!("timeout 120 wineserver -w: {e}"))?;
     if !idle.success() {
@@ -146,6 +156,7 @@ impl Win {
         c.arg(&self.exe)
             .args(args)
             .env("WINEPREFIX", &self.prefix)
+            .env("TMPDIR", &self.tmp)
             .env("WINEDEBUG", "-all")
             .env("WINEDLLOVERRIDES", "mscoree,mshtml=;bcryptprimitives=n");
         match store {
@@ -244,6 +255,7 @@ fn only_wines_own_failure_to_start_is_tried_again() {
     let o = Command::new("wine")
         .arg(&missing)
         .env("WINEPREFIX", &w.prefix)
+        .env("TMPDIR", &w.tmp)
         .env("WINEDEBUG", "-all")
         .output()
         .expect("wine runs");
