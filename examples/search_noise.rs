@@ -41,6 +41,20 @@ struct Noise {
 
 const RATE: f64 = 9000.0;
 
+/// The host as this machine's default searches meet it: the first guess (64 files read round
+/// robin, 1 in flight) 0.64-0.80 of the answer (4740 for 6765, 4520 for 6797, 6044 for
+/// 7579-9429).
+const DISK: Noise = Noise {
+    noise: 0.04,
+    drift: 0.02,
+    pass_high: 0.15,
+    fail_noise: 0.03,
+    no_spare: 0.4,
+    guess_low: 0.62,
+    guess_high: 0.82,
+    jump: 0.0,
+};
+
 fn normal(r: &mut SmallRng) -> f64 {
     let u1: f64 = r.random::<f64>().max(1e-12);
     let u2: f64 = r.random();
@@ -124,31 +138,10 @@ fn main() -> anyhow::Result<()> {
             guess_high: 1.05,
             jump: 0.0,
         },
-        // The host as this machine's default searches meet it: the first guess (64 files read
-        // round robin, 1 in flight) 0.64-0.80 of the answer (4740 for 6765, 4520 for 6797,
-        // 6044 for 7579-9429).
-        "disk" => Noise {
-            noise: 0.04,
-            drift: 0.02,
-            pass_high: 0.15,
-            fail_noise: 0.03,
-            no_spare: 0.4,
-            guess_low: 0.62,
-            guess_high: 0.82,
-            jump: 0.0,
-        },
+        "disk" => DISK,
         // The disk with the host's moves of a tenth: a search whose steering probes passed
         // 7356 (idle 7-9%) saw its confirmation there deliver 6356, and 6434 was its answer.
-        "jumpy" => Noise {
-            noise: 0.04,
-            drift: 0.02,
-            pass_high: 0.15,
-            fail_noise: 0.03,
-            no_spare: 0.4,
-            guess_low: 0.62,
-            guess_high: 0.82,
-            jump: 0.05,
-        },
+        "jumpy" => Noise { jump: 0.05, ..DISK },
         other => anyhow::bail!("unknown noise {other:?}: capped, quiet, host, disk or jumpy"),
     };
     // `TRAILS=N` prints the first N searches' trails on stderr.

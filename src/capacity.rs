@@ -407,8 +407,8 @@ pub fn find_max(
     }
     // Bisection, then a confirmation at the answer. Near the limit a count passes some runs and
     // not others, so a failed confirmation is usually a near miss: the search then steps down
-    // from it, to just under what it delivered or by the tolerance (doubling the step while it
-    // keeps failing), rather than bisecting again from what passed long ago. From then on every probe is a confirmation run: one
+    // from it, to just under what it delivered or by the tolerance, rather than bisecting
+    // again from what passed long ago. From then on every probe is a confirmation run: one
     // can ask more than a probe (the sampler's lasts 20 s), and short passes above a failed
     // confirmation say nothing of it (a capped search once called 68 voices confirmed on two
     // short passes after both confirmations above them had failed). Only a confirmation that
@@ -455,9 +455,9 @@ pub fn find_max(
     while hi > 1 {
         let stepped = f64::from(hi) * (1.0 - step.min(0.5));
         let aimed = failed_estimate
-            .filter(|&e| e < f64::from(hi))
-            .map_or(stepped, |e| below(e).max(f64::from(hi) * 0.5));
-        let target = (stepped.min(aimed).floor() as u32).clamp(1, hi - 1);
+            .map(|e| below(e).max(f64::from(hi) * 0.5))
+            .filter(|&a| a < stepped);
+        let target = (aimed.unwrap_or(stepped).floor() as u32).clamp(1, hi - 1);
         let Some(pass) = run(
             target,
             true,
@@ -475,7 +475,7 @@ pub fn find_max(
         hi = target;
         // The step doubles only where it was blind: one aimed by what a failure delivered
         // went where the device was, and a failure there says where it is now.
-        if aimed >= stepped {
+        if aimed.is_none() {
             step *= 2.0;
         }
     }
@@ -1036,6 +1036,31 @@ mod tests {
         assert!(c.confirmed);
     }
 
+    /// A device whose rate moved between the steering probes and the confirmations: steering
+    /// probes pass up to `steer` (estimating `pass_estimate`; failing ones deliver
+    /// `steer_delivered`); confirmations pass up to `bound`, and a failing one delivers what
+    /// `delivered` lists for its count, else `bound`.
+    fn moved(
+        steer: f64,
+        steer_delivered: f64,
+        bound: f64,
+        delivered: &'static [(u32, f64)],
+        pass_estimate: f64,
+    ) -> impl FnMut(u32, bool) -> Result<Option<ProbeResult>> {
+        move |n, confirm| {
+            let pass = f64::from(n) <= if confirm { bound } else { steer };
+            let d = if confirm {
+                delivered
+                    .iter()
+                    .find(|(c, _)| *c == n)
+                    .map_or(bound, |(_, d)| *d)
+            } else {
+                steer_delivered
+            };
+            probe_result(pass, Some(if pass { pass_estimate } else { d }))
+        }
+    }
+
     #[test]
     fn a_failed_confirmation_is_followed_down_by_what_it_delivered() {
         // A search on this machine's disk: steering probes passed to 7356, but its
@@ -1043,15 +1068,18 @@ mod tests {
         // at a time (7208, 6919, 6365 passing) and bisected (6642, 6503) to 6434: seven 13 s
         // confirmations. Aimed under what it delivered, 6324 passes, one probe past it (4%
         // above, 6577) fails as the failure said, and the search ends: two.
-        let c = find_max(7356, 100_000, 0.02, |n, confirm| {
-            let pass = f64::from(n) <= if confirm { 6434.0 } else { 7356.0 };
-            let delivered = match (confirm, n) {
-                (false, _) => 7389.0,
-                (true, 7356) => 6356.0,
-                (true, _) => 6430.0,
-            };
-            probe_result(pass, Some(if pass { 7600.0 } else { delivered }))
-        })
+        let c = find_max(
+            7356,
+            100_000,
+            0.02,
+            moved(
+                7356.0,
+                7389.0,
+                6434.0,
+                &[(7356, 6356.0), (6577, 6430.0)],
+                7600.0,
+            ),
+        )
         .unwrap();
         let counts = trail(&c);
         let confirmations: Vec<_> = counts.iter().filter(|(_, c)| *c).collect();
@@ -1067,17 +1095,13 @@ mod tests {
         // confirmation and the step stays the tolerance: 7052 (2% under 7196), not 6620 (a
         // step doubled twice), passes, and the failure at 7196, which delivered 7146, closes
         // the bracket.
-        let c = find_max(7905, 100_000, 0.02, |n, confirm| {
-            let pass = f64::from(n) <= if confirm { 7110.0 } else { 7905.0 };
-            let delivered = match (confirm, n) {
-                (false, _) => 7950.0,
-                (true, 7905) => 7645.0,
-                (true, 7606) => 7233.0,
-                (true, 7196) => 7146.0,
-                (true, _) => 7110.0,
-            };
-            probe_result(pass, Some(if pass { 8000.0 } else { delivered }))
-        })
+        let falling = &[(7905, 7645.0), (7606, 7233.0), (7196, 7146.0)];
+        let c = find_max(
+            7905,
+            100_000,
+            0.02,
+            moved(7905.0, 7950.0, 7110.0, falling, 8000.0),
+        )
         .unwrap();
         let counts = trail(&c);
         let confirmations: Vec<_> = counts.iter().filter(|(_, c)| *c).map(|(n, _)| *n).collect();
@@ -1086,15 +1110,12 @@ mod tests {
         // A confirmation that ran slow (delivering 5000 of a device's 7000) sinks the answer
         // no further than one probe: the probe past the pass passes, the slow failure is
         // discredited, and the bracket narrows to the tolerance below the device's rate.
-        let c = find_max(7356, 100_000, 0.02, |n, confirm| {
-            let pass = f64::from(n) <= if confirm { 7000.0 } else { 7356.0 };
-            let delivered = match (confirm, n) {
-                (false, _) => 7389.0,
-                (true, 7356) => 5000.0,
-                (true, _) => 7000.0,
-            };
-            probe_result(pass, Some(if pass { 7600.0 } else { delivered }))
-        })
+        let c = find_max(
+            7356,
+            100_000,
+            0.02,
+            moved(7356.0, 7389.0, 7000.0, &[(7356, 5000.0)], 7600.0),
+        )
         .unwrap();
         assert!(c.confirmed);
         assert!(
