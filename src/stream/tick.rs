@@ -8,6 +8,10 @@ use super::{Direction, Track};
 use crate::content;
 use std::sync::atomic::Ordering;
 
+/// How many tracks ahead the tick asks for a playback ring's next period: 2 to 8 ahead kept
+/// 11,000 tracks' tick at 55-56% of a CPU on this machine, 16 at 60%, none at 75%.
+const PREFETCH_TRACKS: usize = 4;
+
 pub struct Tick {
     period_bytes: u64,
     pub series: FillSeries,
@@ -41,6 +45,13 @@ impl Tick {
         let mut worst = f64::INFINITY;
         let mut sum = 0.0;
         for (i, t) in tracks.iter().enumerate() {
+            // The period a few tracks on, asked for now: its memory's latency then overlaps
+            // this track's check instead of following it.
+            if let Some(next) = tracks.get(i + PREFETCH_TRACKS)
+                && next.dir == Direction::Play
+            {
+                next.ring.prefetch_consumer(p);
+            }
             let cap = t.ring.capacity();
             let headroom = match t.dir {
                 Direction::Play => {
