@@ -840,26 +840,17 @@ mod tests {
             c.probes
         );
         assert!(c.confirmed && c.answer == 12_052);
+        // The count probed after 9000 passed, on a device that carries `bound`.
+        let after_9000 = |bound: f64, on_pass: f64| {
+            let c = find_max(9000, 100_000, 0.02, estimating(bound, on_pass, bound)).unwrap();
+            c.probes[1].count
+        };
         // Up to 0.9 of the estimate only: 9000 passing idle 44% (estimating 16000) goes on to
         // 14400, not 16000 or 18000.
-        let c = find_max(
-            9000,
-            100_000,
-            0.02,
-            estimating(15_000.0, 16_000.0, 15_000.0),
-        )
-        .unwrap();
-        assert_eq!(c.probes[1].count, 14_400, "{:?}", trail(&c));
+        assert_eq!(after_9000(15_000.0, 16_000.0), 14_400);
         // A pass idle under a fifth of the time steps as before: by a quarter, no further than
         // its estimate.
-        let c = find_max(
-            9000,
-            100_000,
-            0.02,
-            estimating(20_000.0, 11_000.0, 20_000.0),
-        )
-        .unwrap();
-        assert_eq!(c.probes[1].count, 11_000, "{:?}", trail(&c));
+        assert_eq!(after_9000(20_000.0, 11_000.0), 11_000);
         // A kernel throttle's steady pass estimates far too high (137 tracks once 1016 on a cap
         // of 145.8): the double overshoots, its failure says what the device delivered, and the
         // answer is as near the bound as ever, never above it.
