@@ -38,6 +38,9 @@ struct Noise {
     guess_high: f64,
     /// The chance, each probe, that the rate jumps and stays there: by 5-15%, up or down.
     jump: f64,
+    /// Passes estimate anywhere from the rate to `pass_high` above it evenly on a log scale
+    /// (a throttle's), rather than evenly.
+    pass_log: bool,
 }
 
 const RATE: f64 = 9000.0;
@@ -54,6 +57,7 @@ const DISK: Noise = Noise {
     guess_low: 0.62,
     guess_high: 0.82,
     jump: 0.0,
+    pass_log: false,
 };
 
 fn normal(r: &mut SmallRng) -> f64 {
@@ -115,20 +119,22 @@ fn main() -> anyhow::Result<()> {
             guess_low: 0.75,
             guess_high: 1.05,
             jump: 0.0,
+            pass_log: false,
         },
         // A kernel throttle as the capped fixture's steady probes meet it: the rate exact, but a
         // pass lets every read through at once while the group is under its rate, so its idle
-        // share says little (138 tracks of 145.8 left the butler idle 90-99%): its estimate
-        // anywhere up to six times the rate.
+        // share says little (137-138 tracks of 145.8 left the butler idle 29%, and 90-99%): its
+        // estimate anywhere from the rate to 60 times it, evenly on a log scale.
         "throttle" => Noise {
             noise: 0.005,
             drift: 0.0,
-            pass_high: 5.0,
+            pass_high: 59.0,
             fail_noise: 0.005,
             no_spare: 0.0,
             guess_low: 0.75,
             guess_high: 1.05,
             jump: 0.0,
+            pass_log: true,
         },
         // A steadier host than this one.
         "quiet" => Noise {
@@ -140,6 +146,7 @@ fn main() -> anyhow::Result<()> {
             guess_low: 0.75,
             guess_high: 1.05,
             jump: 0.0,
+            pass_log: false,
         },
         // This machine's host-cached disk: one count passes and fails within two minutes
         // (10089 passed, then failed its confirmation; 8826 failed after 8731 passed).
@@ -152,6 +159,7 @@ fn main() -> anyhow::Result<()> {
             guess_low: 0.75,
             guess_high: 1.05,
             jump: 0.0,
+            pass_log: false,
         },
         "disk" => DISK,
         // The disk with the host's moves of a tenth: a search whose steering probes passed
@@ -195,7 +203,12 @@ fn main() -> anyhow::Result<()> {
             let rate = RATE * drift * (1.0 + m.noise * normal(&mut r));
             let n = f64::from(n);
             Ok(Some(if n <= rate {
-                outcome(true, rate * (1.0 + r.random_range(0.0..=m.pass_high)))
+                let high = if m.pass_log {
+                    (r.random_range(0.0..=(1.0 + m.pass_high).ln())).exp()
+                } else {
+                    1.0 + r.random_range(0.0..=m.pass_high)
+                };
+                outcome(true, rate * high)
             } else if n <= rate * 1.05 && r.random::<f64>() < m.no_spare {
                 outcome(false, n * (1.0 + r.random_range(-0.02..0.08)))
             } else {
