@@ -1,10 +1,11 @@
 //! The search for the largest count that passes: from a first guess, exponential steps until the
 //! answer is bracketed (a pass whose butler was idle a fifth of the time or more, and less than
-//! four fifths, may double the count, to no more than 0.9 of what it estimates), bisection until the bracket is within a tolerance, and a confirmation run
-//! at the answer: the probe whose pass would end the search runs as the confirmation, and where
-//! the search ends on a failure, the count that passed is confirmed in a run of its own. A failed
-//! confirmation steps the search down in confirmation runs, to just under what it delivered
-//! where it says, and the bracket under it narrows as the bisection's does. Every probe is kept.
+//! four fifths, may double the count, to no more than 0.9 of what it estimates), bisection until
+//! the bracket is within a tolerance, and a confirmation run at the answer: the probe whose pass
+//! would end the search runs as the confirmation, and where the search ends on a failure, the
+//! count that passed is confirmed in a run of its own. A failed confirmation steps the search
+//! down in confirmation runs, to just under what it delivered where it says, and the bracket
+//! under it narrows as the bisection's does. Every probe is kept.
 
 use crate::error::{Error, Result};
 use crate::stream::{CapacityEvidence, Shortcoming, Verdict};
@@ -387,8 +388,7 @@ pub fn find_max(
             if n >= limit || hi <= limit {
                 break;
             }
-            let stepped = (f64::from(n) * (1.0 + step)).ceil();
-            let mut next = stepped;
+            let mut next = (f64::from(n) * (1.0 + step)).ceil();
             if let Some(e) = estimate.filter(|&e| e > f64::from(n)) {
                 next = next.min(e.ceil());
             }

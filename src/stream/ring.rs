@@ -182,23 +182,21 @@ impl Ring {
     #[inline]
     pub fn prefetch_consumer(&self, n: u64) {
         #[cfg(target_arch = "x86_64")]
-        if let Some(m) = self.mem.as_ref() {
+        // SAFETY: only the address of ring memory is formed, nothing is touched through it.
+        if let Some(base) = unsafe { self.ptr(0) } {
             use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
             const LINE: u64 = 64;
             let at = self.tail.load(Ordering::Relaxed) % self.capacity;
             let first = n.min(self.capacity - at);
-            // SAFETY: only the address is formed, inside the allocation (offsets below capacity);
-            // a prefetch reads nothing the program can see and cannot fault.
-            let base = unsafe { (*m.get()).as_mut_ptr() };
-            let mut line = at / LINE * LINE;
-            while line < at + first {
-                unsafe { _mm_prefetch::<_MM_HINT_T0>(base.add(line as usize) as *const i8) };
-                line += LINE;
-            }
-            let mut line = 0;
-            while line < n - first {
-                unsafe { _mm_prefetch::<_MM_HINT_T0>(base.add(line as usize) as *const i8) };
-                line += LINE;
+            // Up to the end of ring memory, then on from its start.
+            for (from, len) in [(at, first), (0, n - first)] {
+                let mut line = from / LINE * LINE;
+                while line < from + len {
+                    // SAFETY: an offset below capacity, inside the allocation; a prefetch reads
+                    // nothing the program can see and cannot fault.
+                    unsafe { _mm_prefetch::<_MM_HINT_T0>(base.add(line as usize) as *const i8) };
+                    line += LINE;
+                }
             }
         }
         #[cfg(not(target_arch = "x86_64"))]

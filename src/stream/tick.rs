@@ -9,7 +9,7 @@ use crate::content;
 use std::sync::atomic::Ordering;
 
 /// How many tracks ahead the tick asks for a playback ring's next period: 2 to 8 ahead kept
-/// 11,000 tracks' tick at 55-56% of a CPU on this machine, 16 at 60%, none at 75%.
+/// 11,000 tracks' tick at 55-57% of a CPU on this machine, 16 at 60%, none at 75%.
 const PREFETCH_TRACKS: usize = 4;
 
 pub struct Tick {
