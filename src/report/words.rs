@@ -52,6 +52,7 @@ fn brief(s: &Shortcoming) -> &'static str {
         Shortcoming::Dropouts { .. } => "dropouts",
         Shortcoming::LateFirstRead { .. } => "late first reads",
         Shortcoming::DeviceBehind { .. } => "device behind",
+        Shortcoming::TickBehind { .. } => "tick behind",
     }
 }
 
@@ -94,6 +95,12 @@ fn shortcoming(s: &Shortcoming, first_xrun_ms: Option<f64>, margin_in_s: Option<
             noise_pct,
         } => format!(
             "the device read {shortfall_pct:.2}% less than the tracks played (the trend's noise: {noise_pct:.2}%): through the page cache the rings stayed full from what the kernel had read ahead, and that lead was being eaten, so this count is not sustained however long the rings last"
+        ),
+        Shortcoming::TickBehind {
+            behind_pct,
+            limit_pct,
+        } => format!(
+            "the audio tick fell behind its schedule: its periods' work for this count did not fit in the time this machine gave it, so it asked for {behind_pct:.1}% less audio than the tracks need in real time (a pass allows {limit_pct:.0}%): this machine cannot play this count, and what the storage did here was done against a lighter demand"
         ),
         Shortcoming::Dropouts { count, notes } => format!(
             "{count} dropout(s) in {notes} note(s): a voice's stream was not in its ring when the voice needed it{}",

@@ -11,7 +11,7 @@
 
 use super::butler::{Planner, Request};
 use super::ring::RingsReady;
-use super::telemetry::IdleLog;
+use super::telemetry::{IdleLog, LagPoint};
 use super::tick::Tick;
 use super::{Direction, FillPoint, StreamSpec, Track, stagger};
 use crate::clock::Clock;
@@ -91,6 +91,8 @@ pub trait TickDriver {
 pub struct TickReport {
     /// Wake-up lateness (real time only).
     pub lateness: Option<LatencyHist>,
+    /// The tick's lag behind its schedule over the run (real time only; `LagSeries`).
+    pub lag: Vec<LagPoint>,
     /// SCHED_FIFO and mlockall both granted.
     pub realtime: bool,
     pub realtime_note: Option<String>,

@@ -450,6 +450,10 @@ pub enum Shortcoming {
     /// Through the page cache: the device read less than the tracks played, beyond the trend's
     /// noise (the rings stayed full from the kernel's read-ahead, which was eaten instead).
     DeviceBehind { shortfall_pct: f64, noise_pct: f64 },
+    /// The audio tick fell behind its schedule (its periods' work did not fit in the CPU time
+    /// it was given): it asked for `behind_pct` less than the demand stated, so nothing the run saw
+    /// of the storage counts for that demand.
+    TickBehind { behind_pct: f64, limit_pct: f64 },
 }
 
 impl Shortcoming {
@@ -519,6 +523,10 @@ pub struct StreamOutcome {
     /// Why the verdict is not a pass.
     #[serde(default)]
     pub shortcoming: Option<Shortcoming>,
+    /// Real runs: the share of the demand, in percent, that the tick did not ask for over the
+    /// steady part because it ran behind its schedule (`telemetry::tick_behind_pct`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tick_behind_pct: Option<f64>,
     /// The shortest run that can pass with these rings: one ring's length plus three refill
     /// cycles, so that the prefilled rings alone cannot carry it.
     #[serde(default)]
@@ -613,10 +621,7 @@ impl StreamOutcome {
     /// What the device carries, as a share of this run's tracks, where the run can tell
     /// ([`CapacityEvidence::share`]); None when it missed a deadline of its own.
     pub fn capacity_estimate(&self) -> Option<f64> {
-        match self.shortcoming {
-            Some(s) if !s.is_capacity() => None,
-            _ => self.capacity_evidence().share(),
-        }
+        capacity_share(self.shortcoming, || self.capacity_evidence().share())
     }
 }
 
@@ -625,6 +630,14 @@ impl StreamOutcome {
 /// Two percent: the precision a search's answer is given to, and above the noise of a steady
 /// run on a shared virtual disk (-3.5..-0.5% measured at 65..100% of the answer).
 pub const SHORTFALL_LIMIT_PCT: f64 = 2.0;
+
+/// A run whose tick fell behind its schedule by more than this share of the demand
+/// (`Shortcoming::TickBehind`) cannot pass: it asked the storage for that much less than it
+/// states. The drain's limit, for the same reason: a tick behind by b and rings draining by d
+/// lose about b + d of the demand, and either alone is held to the precision of the answer.
+/// On this machine, 11,000 tracks' tick before the prefetch (BENCHMARKS.md) took 16.98 s for a
+/// 14.9 s run, 12% behind; one that keeps up, at any count, stays under 0.01%.
+pub const TICK_BEHIND_LIMIT_PCT: f64 = SHORTFALL_LIMIT_PCT;
 
 /// trackbench's own margin: a ring below this share of its capacity makes a run marginal (a
 /// program's profile may say its program tolerates less: `Policy::margin`).
@@ -887,7 +900,33 @@ impl CapacityEvidence {
     }
 }
 
+/// What a run that ended with `shortcoming` tells of the count it carries, as a share of its
+/// own: the capacity evidence's `share` where a capacity rule decided or none did; for a tick
+/// that fell behind, the share of the demand it kept up with (the machine's bound, whatever the
+/// device's); nothing where the run missed a deadline of its own.
+pub fn capacity_share(
+    shortcoming: Option<Shortcoming>,
+    evidence: impl FnOnce() -> Option<f64>,
+) -> Option<f64> {
+    match shortcoming {
+        Some(Shortcoming::TickBehind { behind_pct, .. }) => Some(1.0 - behind_pct / 100.0),
+        Some(s) if !s.is_capacity() => None,
+        _ => evidence(),
+    }
+}
+
 impl Shortcoming {
+    /// `TickBehind` where a tick `behind_pct` behind its schedule is beyond the limit
+    /// (`TICK_BEHIND_LIMIT_PCT`).
+    pub fn tick_behind(behind_pct: Option<f64>) -> Option<Shortcoming> {
+        behind_pct
+            .filter(|&b| b > TICK_BEHIND_LIMIT_PCT)
+            .map(|behind_pct| Shortcoming::TickBehind {
+                behind_pct,
+                limit_pct: TICK_BEHIND_LIMIT_PCT,
+            })
+    }
+
     /// One of the capacity rules' ([`CapacityEvidence::shortcoming`]): what the storage could
     /// not carry, not a deadline the run itself missed.
     pub fn is_capacity(&self) -> bool {
@@ -1309,6 +1348,8 @@ pub(crate) struct RunEnd<'a> {
     pub buffered_cycle_s: f64,
     /// The run's longest single hold (`longest_hold_ms`).
     pub longest_hold_ms: Option<f64>,
+    /// The tick's lag behind its schedule (`TickReport::lag`; empty in simulated runs).
+    pub lag: &'a [telemetry::LagPoint],
 }
 
 /// Whether a run with `stop_early` may stop now: it can no longer pass.
@@ -1342,6 +1383,7 @@ pub(crate) fn outcome(
                 (e.write_lat.count() > 0).then(|| e.write_lat.summary().max_us),
                 e.butler_cpu_wait_max_ms.filter(|_| !simulated),
             ),
+            lag: &e.tick.lag,
         },
     );
     out.read_bytes = e.read_bytes;
@@ -1386,6 +1428,7 @@ pub(crate) fn assemble(
         buffered,
         buffered_cycle_s,
         longest_hold_ms,
+        lag,
     } = end;
     let cap = spec.ring_bytes();
     let reports: Vec<TrackReport> = tracks
@@ -1418,6 +1461,7 @@ pub(crate) fn assemble(
     let butler_idle_pct = idle_pct_of(spec, idle, ran_ns);
     let min_run = min_run_s(spec);
     let xruns = tick.underruns + tick.overruns;
+    let tick_behind_pct = sustain.and_then(|s| telemetry::tick_behind_pct(lag, s.from_ms, s.to_ms));
     // The first of these that holds decides; a pass needs none, and positive evidence.
     let shortcoming = if xruns > 0 {
         Some(Shortcoming::Xruns { count: xruns })
@@ -1426,6 +1470,9 @@ pub(crate) fn assemble(
             worst_pct: worst_headroom_pct,
             margin_pct: 100.0 * spec.margin,
         })
+    } else if let Some(s) = Shortcoming::tick_behind(tick_behind_pct) {
+        // The rings' trend and the butler's idle time were measured against a lighter demand.
+        Some(s)
     } else if let Some(s) = CapacityEvidence::of_stream(sustain, butler_idle_pct, simulated)
         .through_page_cache(!spec.policy.direct)
         .with_buffered(buffered_sustain)
@@ -1464,6 +1511,7 @@ pub(crate) fn assemble(
         buffered_sustain,
         butler_idle_pct,
         shortcoming,
+        tick_behind_pct,
         min_run_s: min_run,
         stopped_early,
         read_bytes: 0,

@@ -6,6 +6,7 @@
 
 use super::engine::{self, Files, TickDriver, TickReport, TickSide, Timing, Tracks};
 use super::ring::{Ring, RingMemory, RingsReady};
+use super::telemetry::LagSeries;
 use super::tick::Tick;
 use super::{ButlerMode, Direction, StreamOutcome, StreamSpec, Track};
 use crate::clock::{Clock, RealClock};
@@ -134,6 +135,7 @@ impl Timing for RealTime {
                     let mut side = side;
                     // Everything the tick needs is allocated before it asks for real-time.
                     let mut lateness = LatencyHist::default();
+                    let mut lag = LagSeries::new(total, period_ns);
                     let grant =
                         crate::platform::go_realtime(spec.period_frames, spec.format.rate_hz);
                     let realtime = grant.granted;
@@ -159,9 +161,9 @@ impl Timing for RealTime {
                         }
                         let deadline = start + k * period_ns;
                         clock.sleep_until(deadline);
-                        lateness.record(Duration::from_nanos(
-                            clock.now_ns().saturating_sub(deadline),
-                        ));
+                        let late_ns = clock.now_ns().saturating_sub(deadline);
+                        lateness.record(Duration::from_nanos(late_ns));
+                        lag.record(late_ns);
                         side.run(tracks, deadline - base);
                         ticks_done.store(k + 1, Ordering::Release);
                         butler_thread.unpark();
@@ -185,6 +187,7 @@ impl Timing for RealTime {
                         side,
                         TickReport {
                             lateness: Some(lateness),
+                            lag: lag.finish(),
                             realtime,
                             realtime_note: note,
                             cpu_s,

@@ -676,6 +676,10 @@ pub struct SamplerOutcome {
     /// the disk thread's wait for a CPU) accounts for (`super::one_hold_pct`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub one_hold_pct: Option<f64>,
+    /// Real runs: the share of the demand, in percent, that the tick did not ask for over the
+    /// steady part because it ran behind its schedule (`super::telemetry::tick_behind_pct`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tick_behind_pct: Option<f64>,
     pub shortcoming: Option<Shortcoming>,
     pub min_run_s: f64,
     pub stopped_early: bool,
@@ -709,10 +713,7 @@ impl SamplerOutcome {
     /// What the device carries, as a share of this run's voices, where the run can tell: a
     /// passing run left the butler idle, which bounds it from above.
     pub fn capacity_estimate(&self) -> Option<f64> {
-        match self.shortcoming {
-            Some(s) if !s.is_capacity() => None,
-            _ => self.capacity_evidence().share(),
-        }
+        super::capacity_share(self.shortcoming, || self.capacity_evidence().share())
     }
 
     /// The longest single hold of the run, in ms (see [`super::longest_hold_ms`]).
@@ -806,6 +807,7 @@ pub fn judge(
     idle: Option<Idle>,
     shortfall_pct: Option<f64>,
     one_hold_pct: Option<f64>,
+    tick_behind_pct: Option<f64>,
     ran_s: f64,
     simulated: bool,
 ) -> (Verdict, Option<Shortcoming>) {
@@ -827,6 +829,8 @@ pub fn judge(
             worst_pct: 100.0 * player.worst,
             margin_pct: 100.0 * spec.margin,
         })
+    } else if let Some(s) = Shortcoming::tick_behind(tick_behind_pct) {
+        Some(s)
     } else if let Some(s) = evidence(shortfall_pct, one_hold_pct, idle, simulated).shortcoming() {
         // A device that lends time after each gap (a throttle's slice, a drive's cache) keeps
         // a saturated butler idle a little while the voices slip: on a device capped at 77.6
@@ -981,6 +985,10 @@ fn play<Tm: super::engine::Timing>(
     let one_hold_pct = hold_ms
         .filter(|_| shortfall_pct.is_some())
         .and_then(|h| super::one_hold_pct(h, e.ran_ns.saturating_sub(warm_ns) as f64 / 1e6));
+    // Over the stock's trend: the run after the first ring's warm-up.
+    let tick_behind_pct = e.tick.lag.last().and_then(|last| {
+        super::telemetry::tick_behind_pct(&e.tick.lag, warm_ns as f64 / 1e6, last.t_ms)
+    });
     let (verdict, shortcoming) = judge(
         spec,
         &player,
@@ -989,6 +997,7 @@ fn play<Tm: super::engine::Timing>(
         idle,
         shortfall_pct,
         one_hold_pct,
+        tick_behind_pct,
         ran_s,
         simulated,
     );
@@ -1023,6 +1032,7 @@ fn play<Tm: super::engine::Timing>(
         butler_idle_late_pct: idle.map(|i| i.late_pct),
         shortfall_pct,
         one_hold_pct,
+        tick_behind_pct,
         shortcoming,
         min_run_s: min_run_s(spec),
         stopped_early: e.tick.stopped_early,
@@ -1393,6 +1403,7 @@ mod tests {
                 idle,
                 Some(shortfall),
                 None,
+                None,
                 20.0,
                 false,
             )
@@ -1408,6 +1419,37 @@ mod tests {
         assert_eq!(judged(89.8, 89.7, -0.01), (Verdict::Pass, None));
         // Ground lost beyond the search's precision is marginal whatever the idle time.
         assert_eq!(judged(89.8, 89.7, 2.5).0, Verdict::Marginal);
+        // A tick that fell behind asked for less than the voices need: however idle the
+        // butler, and however well the stock held, the run cannot pass.
+        let idle = Some(Idle {
+            whole_pct: 89.8,
+            late_pct: 89.7,
+        });
+        let behind = |pct| {
+            judge(
+                &s,
+                &player,
+                &Slack::default(),
+                213.0,
+                idle,
+                Some(-0.01),
+                None,
+                Some(pct),
+                20.0,
+                false,
+            )
+        };
+        assert_eq!(
+            behind(12.0),
+            (
+                Verdict::Marginal,
+                Some(Shortcoming::TickBehind {
+                    behind_pct: 12.0,
+                    limit_pct: super::super::TICK_BEHIND_LIMIT_PCT
+                })
+            )
+        );
+        assert_eq!(behind(0.01), (Verdict::Pass, None));
     }
 
     #[test]

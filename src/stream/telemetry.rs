@@ -76,6 +76,91 @@ impl FillSeries {
     }
 }
 
+/// One point of the tick's lag: the least wake-up lateness among a few ticks, at the scheduled
+/// time of the last of them (ms since the first tick, as a fill point's).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LagPoint {
+    pub t_ms: f64,
+    pub late_ms: f64,
+}
+
+/// How far behind its schedule the tick ran, in fixed memory allocated before the run: each
+/// point keeps the least lateness of its ticks, so a wake-up delayed once (a host's hiccup,
+/// which the ticks after it catch up) vanishes, and only a tick that stays behind, its work
+/// longer than its period, raises the floor.
+pub struct LagSeries {
+    points: Vec<LagPoint>,
+    ticks_per_point: u64,
+    period_ns: u64,
+    least_ns: u64,
+    n: u64,
+    tick: u64,
+}
+
+impl LagSeries {
+    /// A series for at most `total_ticks` ticks of `period_ns`; allocates everything now.
+    pub fn new(total_ticks: u64, period_ns: u64) -> LagSeries {
+        LagSeries {
+            points: Vec::with_capacity(MAX_POINTS),
+            ticks_per_point: total_ticks.div_ceil(MAX_POINTS as u64 / 2).max(1),
+            period_ns,
+            least_ns: u64::MAX,
+            n: 0,
+            tick: 0,
+        }
+    }
+
+    /// One tick's wake-up lateness.
+    pub fn record(&mut self, late_ns: u64) {
+        self.least_ns = self.least_ns.min(late_ns);
+        self.n += 1;
+        self.tick += 1;
+        if self.n == self.ticks_per_point {
+            self.flush();
+        }
+    }
+
+    fn flush(&mut self) {
+        // A run has no more ticks than the series was made for, so it never fills; were it
+        // to, the point is dropped rather than memory allocated on the real-time thread.
+        if self.n > 0 && self.points.len() < self.points.capacity() {
+            self.points.push(LagPoint {
+                t_ms: (self.tick * self.period_ns) as f64 / 1e6,
+                late_ms: self.least_ns as f64 / 1e6,
+            });
+        }
+        self.least_ns = u64::MAX;
+        self.n = 0;
+    }
+
+    pub fn finish(mut self) -> Vec<LagPoint> {
+        self.flush();
+        self.points
+    }
+}
+
+/// Points at each end of a window whose least lateness stands for the lag there.
+const LAG_END_POINTS: usize = 3;
+
+/// The share of the demand, in percent, that the tick did not ask for over `from_ms..=to_ms`
+/// (tick time) because it fell behind its schedule: the lag's growth over the window, set
+/// against the wall time the window took (its length plus that growth). A tick that keeps up
+/// gives 0 however late single wake-ups were. None where the window holds too few points.
+pub fn tick_behind_pct(lag: &[LagPoint], from_ms: f64, to_ms: f64) -> Option<f64> {
+    let w: Vec<&LagPoint> = lag
+        .iter()
+        .filter(|p| p.t_ms > from_ms && p.t_ms <= to_ms)
+        .collect();
+    if w.len() < 2 * LAG_END_POINTS || to_ms <= from_ms {
+        return None;
+    }
+    let least = |ps: &[&LagPoint]| ps.iter().map(|p| p.late_ms).fold(f64::INFINITY, f64::min);
+    let start = least(&w[..LAG_END_POINTS]);
+    let end = least(&w[w.len() - LAG_END_POINTS..]);
+    let growth = (end - start).max(0.0);
+    Some(100.0 * growth / (to_ms - from_ms + growth))
+}
+
 /// When the butler had nothing to do (no request in flight and no ring needing one), in
 /// fixed-size time buckets allocated before the run: the positive evidence that a device had
 /// capacity to spare. A serial butler that is never idle is a device running at its limit,
@@ -231,6 +316,64 @@ mod tests {
                 }
             })
             .collect()
+    }
+
+    /// The lag series of a run of `ticks` ticks of 5.33 ms whose tick `k` woke `late(k)` ms
+    /// late, and its points.
+    fn lag_of(ticks: u64, late: impl Fn(u64) -> f64) -> Vec<LagPoint> {
+        let period_ns = 5_333_333;
+        let mut l = LagSeries::new(ticks, period_ns);
+        let cap = l.points.capacity();
+        for k in 0..ticks {
+            l.record((late(k) * 1e6) as u64);
+        }
+        assert_eq!(l.points.capacity(), cap, "the series allocated on the way");
+        l.finish()
+    }
+
+    #[test]
+    fn a_tick_whose_work_outlasts_its_period_falls_behind_by_the_excess() {
+        // Each period's work takes 1.1 periods: every tick wakes 0.1 period later than the one
+        // before, and over any window the tick asks for 1/1.1 of the demand, 9.1% short.
+        let p = 16.0 / 3.0;
+        let lag = lag_of(2800, |k| 0.1 * p * k as f64);
+        let b = tick_behind_pct(&lag, 5_000.0, 14_900.0).expect("long enough");
+        assert!((b - 100.0 / 11.0).abs() < 0.3, "{b}");
+        // Half a percent behind shows as such.
+        let lag = lag_of(2800, |k| 0.005 * p * k as f64);
+        let b = tick_behind_pct(&lag, 5_000.0, 14_900.0).expect("long enough");
+        assert!((b - 0.5).abs() < 0.05, "{b}");
+    }
+
+    #[test]
+    fn late_wake_ups_the_tick_catches_up_are_not_behind() {
+        // Jitter of up to 0.3 ms, and a 200 ms stall at 10 s that the ticks after it make up
+        // (each ran a tenth of a period, so the lateness falls back within 40 periods).
+        let p = 16.0 / 3.0;
+        let stall = 1875;
+        let lag = lag_of(2800, |k| {
+            let jitter = 0.3 * ((k * 7919) % 13) as f64 / 13.0;
+            let caught = if k >= stall {
+                (200.0 - 0.9 * p * (k - stall) as f64).max(0.0)
+            } else {
+                0.0
+            };
+            jitter + caught
+        });
+        let b = tick_behind_pct(&lag, 5_000.0, 14_900.0).expect("long enough");
+        assert!(b < 0.01, "{b}");
+        // Nor is a tick already late when the window opens and no later at its end.
+        let lag = lag_of(2800, |k| {
+            if k < 1000 {
+                0.1 * p * k as f64
+            } else {
+                100.0 * p
+            }
+        });
+        let b = tick_behind_pct(&lag, 6_000.0, 14_900.0).expect("long enough");
+        assert!(b < 0.01, "{b}");
+        // A window with too few points tells nothing.
+        assert_eq!(tick_behind_pct(&lag, 14_800.0, 14_900.0), None);
     }
 
     #[test]

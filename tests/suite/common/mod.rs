@@ -84,6 +84,34 @@ pub fn missing(what: &str, why: &str) {
     eprintln!("skipped: {what} is not available ({why}); .ci/run installs it");
 }
 
+/// Removes the groups under a cgroup v1 controller's directory (`/sys/fs/cgroup/cpu`, …) that
+/// test processes no longer running left (`trackbench-test-PID` or `trackbench-test-PID-WHAT`):
+/// a killed suite runs no `Drop`. A group a process is still in, or whose test process is
+/// alive, is left alone. Returns what it removed.
+pub fn reap_test_groups(controller: &std::path::Path) -> Vec<PathBuf> {
+    let mut done = Vec::new();
+    let Ok(groups) = std::fs::read_dir(controller) else {
+        return done;
+    };
+    for g in groups.flatten() {
+        let name = g.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name
+            .strip_prefix("trackbench-test-")
+            .map(|rest| rest.split('-').next().unwrap_or(rest))
+            .filter(|pid| pid.parse::<u32>().is_ok())
+        else {
+            continue;
+        };
+        let alive = std::path::Path::new("/proc").join(pid).exists();
+        let occupied = std::fs::read_to_string(g.path().join("cgroup.procs"))
+            .map_or(true, |p| !p.trim().is_empty());
+        if !alive && !occupied && std::fs::remove_dir(g.path()).is_ok() {
+            done.push(g.path());
+        }
+    }
+    done
+}
+
 /// Waits (a few seconds at most) for an interrupted run's cleaner, then checks that no test data
 /// is left in `dir`.
 pub fn wait_clean(dir: &std::path::Path) {
