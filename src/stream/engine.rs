@@ -99,6 +99,9 @@ pub struct TickReport {
     pub cpu_s: f64,
     pub interrupted: bool,
     pub stopped_early: bool,
+    /// A search's probe stopped because its tick was further behind its schedule than the run
+    /// is long: it had taken over twice its time, and cannot pass (`real::RealTime`).
+    pub stopped_behind: bool,
     /// Allocations inside the real-time loop, where the program counts them.
     pub allocations: Option<u64>,
 }

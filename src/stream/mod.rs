@@ -1350,11 +1350,27 @@ pub(crate) struct RunEnd<'a> {
     pub longest_hold_ms: Option<f64>,
     /// The tick's lag behind its schedule (`TickReport::lag`; empty in simulated runs).
     pub lag: &'a [telemetry::LagPoint],
+    /// The run stopped for it (`TickReport::stopped_behind`).
+    pub stopped_behind: bool,
 }
 
 /// Whether a run with `stop_early` may stop now: it can no longer pass.
 pub(crate) fn cannot_pass(spec: &StreamSpec, tick: &tick::Tick) -> bool {
     tick.underruns + tick.overruns > 0 || tick.worst < spec.margin
+}
+
+/// How far behind its schedule a run's tick fell, in percent of the demand: over the steady
+/// part's `window` (tick time, ms), or over all of a run stopped for it.
+pub(crate) fn tick_behind_of(
+    lag: &[telemetry::LagPoint],
+    window: Option<(f64, f64)>,
+    stopped_behind: bool,
+) -> Option<f64> {
+    if stopped_behind {
+        telemetry::tick_behind_whole_pct(lag)
+    } else {
+        window.and_then(|(from, to)| telemetry::tick_behind_pct(lag, from, to))
+    }
 }
 
 /// A fixed set of tracks' run, real or simulated, as its outcome.
@@ -1384,6 +1400,7 @@ pub(crate) fn outcome(
                 e.butler_cpu_wait_max_ms.filter(|_| !simulated),
             ),
             lag: &e.tick.lag,
+            stopped_behind: e.tick.stopped_behind,
         },
     );
     out.read_bytes = e.read_bytes;
@@ -1429,6 +1446,7 @@ pub(crate) fn assemble(
         buffered_cycle_s,
         longest_hold_ms,
         lag,
+        stopped_behind,
     } = end;
     let cap = spec.ring_bytes();
     let reports: Vec<TrackReport> = tracks
@@ -1461,7 +1479,8 @@ pub(crate) fn assemble(
     let butler_idle_pct = idle_pct_of(spec, idle, ran_ns);
     let min_run = min_run_s(spec);
     let xruns = tick.underruns + tick.overruns;
-    let tick_behind_pct = sustain.and_then(|s| telemetry::tick_behind_pct(lag, s.from_ms, s.to_ms));
+    let tick_behind_pct =
+        tick_behind_of(lag, sustain.map(|s| (s.from_ms, s.to_ms)), stopped_behind);
     // The first of these that holds decides; a pass needs none, and positive evidence.
     let shortcoming = if xruns > 0 {
         Some(Shortcoming::Xruns { count: xruns })

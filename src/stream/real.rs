@@ -149,6 +149,8 @@ impl Timing for RealTime {
                     let start = clock.now_ns() + period_ns;
                     let mut interrupted = false;
                     let mut stopped_early = false;
+                    let mut stopped_behind = false;
+                    let run_ns = total * period_ns;
                     let allocs0 = REALTIME_ALLOCATIONS.load(Ordering::Relaxed);
                     IN_REALTIME_LOOP.with(|c| c.set(true));
                     for k in 0..total {
@@ -164,6 +166,13 @@ impl Timing for RealTime {
                         let late_ns = clock.now_ns().saturating_sub(deadline);
                         lateness.record(Duration::from_nanos(late_ns));
                         lag.record(late_ns);
+                        // A probe whose tick is further behind than the run is long has taken
+                        // over twice its time: it cannot pass, and could go on for minutes.
+                        if spec.stop_early && late_ns > run_ns {
+                            stopped_early = true;
+                            stopped_behind = true;
+                            break;
+                        }
                         side.run(tracks, deadline - base);
                         ticks_done.store(k + 1, Ordering::Release);
                         butler_thread.unpark();
@@ -193,6 +202,7 @@ impl Timing for RealTime {
                             cpu_s,
                             interrupted,
                             stopped_early,
+                            stopped_behind,
                             allocations: ALLOCATIONS_COUNTED
                                 .load(Ordering::Relaxed)
                                 .then_some(allocations),

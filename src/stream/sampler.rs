@@ -986,9 +986,14 @@ fn play<Tm: super::engine::Timing>(
         .filter(|_| shortfall_pct.is_some())
         .and_then(|h| super::one_hold_pct(h, e.ran_ns.saturating_sub(warm_ns) as f64 / 1e6));
     // Over the stock's trend: the run after the first ring's warm-up.
-    let tick_behind_pct = e.tick.lag.last().and_then(|last| {
-        super::telemetry::tick_behind_pct(&e.tick.lag, warm_ns as f64 / 1e6, last.t_ms)
-    });
+    let tick_behind_pct = super::tick_behind_of(
+        &e.tick.lag,
+        e.tick
+            .lag
+            .last()
+            .map(|last| (warm_ns as f64 / 1e6, last.t_ms)),
+        e.tick.stopped_behind,
+    );
     let (verdict, shortcoming) = judge(
         spec,
         &player,

@@ -139,26 +139,52 @@ impl LagSeries {
     }
 }
 
-/// Points at each end of a window whose least lateness stands for the lag there.
+/// How much of each end of a window the lag there is the least lateness of: at least a second
+/// (a throttle that stalls a thread for most of a period and lets it catch up in the rest, as
+/// the kernel's real-time throttling does, shows its catch-up within one), and at least three
+/// points.
+const LAG_END_MS: f64 = 1000.0;
 const LAG_END_POINTS: usize = 3;
 
 /// The share of the demand, in percent, that the tick did not ask for over `from_ms..=to_ms`
 /// (tick time) because it fell behind its schedule: the lag's growth over the window, set
-/// against the wall time the window took (its length plus that growth). A tick that keeps up
-/// gives 0 however late single wake-ups were. None where the window holds too few points.
+/// against the wall time that part took (its length plus that growth). The lag at each end is
+/// the least lateness over the span that follows it (`LAG_END_MS`), so a tick that keeps up
+/// gives 0 however late single wake-ups were, and a steady lag's growth is measured from the
+/// window's start to the last span's. None where the window is too short for both spans.
 pub fn tick_behind_pct(lag: &[LagPoint], from_ms: f64, to_ms: f64) -> Option<f64> {
     let w: Vec<&LagPoint> = lag
         .iter()
         .filter(|p| p.t_ms > from_ms && p.t_ms <= to_ms)
         .collect();
-    if w.len() < 2 * LAG_END_POINTS || to_ms <= from_ms {
+    let step_ms = match w.as_slice() {
+        [a, b, ..] => b.t_ms - a.t_ms,
+        _ => return None,
+    };
+    let span_ms = LAG_END_MS.max(LAG_END_POINTS as f64 * step_ms);
+    let least_from = |t0: f64| {
+        w.iter()
+            .filter(|p| p.t_ms > t0 && p.t_ms <= t0 + span_ms)
+            .map(|p| p.late_ms)
+            .fold(f64::INFINITY, f64::min)
+    };
+    let last_from = to_ms - span_ms;
+    if last_from - from_ms < span_ms {
         return None;
     }
-    let least = |ps: &[&LagPoint]| ps.iter().map(|p| p.late_ms).fold(f64::INFINITY, f64::min);
-    let start = least(&w[..LAG_END_POINTS]);
-    let end = least(&w[w.len() - LAG_END_POINTS..]);
-    let growth = (end - start).max(0.0);
-    Some(100.0 * growth / (to_ms - from_ms + growth))
+    let growth = (least_from(last_from) - least_from(from_ms)).max(0.0);
+    growth
+        .is_finite()
+        .then(|| 100.0 * growth / (last_from - from_ms + growth))
+}
+
+/// The share of the demand, in percent, that a run stopped for its tick's lag
+/// (`TickReport::stopped_behind`) did not ask for, over all of it: its last lateness set against
+/// the wall time it took. None without a point.
+pub fn tick_behind_whole_pct(lag: &[LagPoint]) -> Option<f64> {
+    lag.last()
+        .filter(|l| l.t_ms + l.late_ms > 0.0)
+        .map(|l| 100.0 * l.late_ms / (l.t_ms + l.late_ms))
 }
 
 /// When the butler had nothing to do (no request in flight and no ring needing one), in
@@ -346,6 +372,47 @@ mod tests {
     }
 
     #[test]
+    fn a_throttle_that_stalls_the_tick_and_lets_it_catch_up_is_not_behind() {
+        // The kernel's real-time throttling as a cpu group's 100 ms period gives it: the tick
+        // runs 10 ms of every 100 and stalls 90; each period's work takes a twentieth of a
+        // period, half what it gets, so each stall is made up before the next.
+        let p = 16.0 / 3.0;
+        let mut late = 0.0f64;
+        let lags: Vec<f64> = (0..2800u64)
+            .map(|k| {
+                let wall = k as f64 * p + late;
+                if wall % 100.0 >= 10.0 {
+                    late += 100.0 - wall % 100.0;
+                }
+                let now = late;
+                late = (late - 0.95 * p).max(0.0);
+                now
+            })
+            .collect();
+        assert!(lags.iter().any(|&l| l > 80.0), "the model stalls");
+        let lag = lag_of(2800, |k| lags[k as usize]);
+        let b = tick_behind_pct(&lag, 5_000.0, 14_900.0).expect("long enough");
+        assert!(b < 0.01, "{b}");
+        // Given a twentieth of its time for work that needs a tenth, it falls behind by about
+        // half (the model stalls it only as it wakes).
+        let mut late = 0.0f64;
+        let lags: Vec<f64> = (0..2800u64)
+            .map(|k| {
+                let wall = k as f64 * p + late;
+                if wall % 100.0 >= 5.0 {
+                    late += 100.0 - wall % 100.0;
+                }
+                let now = late;
+                late = (late - 0.9 * p).max(0.0);
+                now
+            })
+            .collect();
+        let lag = lag_of(2800, |k| lags[k as usize]);
+        let b = tick_behind_pct(&lag, 5_000.0, 14_900.0).expect("long enough");
+        assert!((b - 50.0).abs() < 5.0, "{b}");
+    }
+
+    #[test]
     fn late_wake_ups_the_tick_catches_up_are_not_behind() {
         // Jitter of up to 0.3 ms, and a 200 ms stall at 10 s that the ticks after it make up
         // (each ran a tenth of a period, so the lateness falls back within 40 periods).
@@ -372,8 +439,8 @@ mod tests {
         });
         let b = tick_behind_pct(&lag, 6_000.0, 14_900.0).expect("long enough");
         assert!(b < 0.01, "{b}");
-        // A window with too few points tells nothing.
-        assert_eq!(tick_behind_pct(&lag, 14_800.0, 14_900.0), None);
+        // A window too short for a span at each end tells nothing.
+        assert_eq!(tick_behind_pct(&lag, 13_000.0, 14_900.0), None);
     }
 
     #[test]

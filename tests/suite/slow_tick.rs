@@ -8,7 +8,7 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 /// A cgroup v1 cpu group of its own whose real-time threads may run `runtime_us` of every
-/// second (`cpu.rt_runtime_us`), removed on drop (root only). trackbench's tick asks for
+/// 100 ms (`cpu.rt_runtime_us`), removed on drop (root only). trackbench's tick asks for
 /// SCHED_FIFO, which the group grants, and the kernel then holds it to that share; its other
 /// threads are ordinary ones the group does not limit.
 struct RtGroup(PathBuf);
@@ -28,7 +28,7 @@ impl RtGroup {
         }
         let g = RtGroup(v1.join(format!("trackbench-test-{}-rt", std::process::id())));
         std::fs::create_dir(&g.0).expect("creates the group");
-        std::fs::write(g.0.join("cpu.rt_period_us"), "1000000").expect("sets the period");
+        std::fs::write(g.0.join("cpu.rt_period_us"), "100000").expect("sets the period");
         std::fs::write(g.0.join("cpu.rt_runtime_us"), runtime_us.to_string())
             .expect("sets the real-time share");
         Some(g)
@@ -52,7 +52,7 @@ fn a_tick_held_to_a_sliver_of_a_cpu_falls_behind_and_cannot_pass() {
     // 2% of a CPU for the tick: 100 tracks at 16-frame periods (3000 ticks a second) took 6% of
     // one on this machine, so the tick kept up with about a third of the demand (68.6% behind),
     // and one three times as fast would still fall behind.
-    let Some(g) = RtGroup::new(20_000) else {
+    let Some(g) = RtGroup::new(2_000) else {
         return;
     };
     let t = tempfile::tempdir().unwrap();
