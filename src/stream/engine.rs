@@ -547,11 +547,15 @@ fn butler_loop(
     b.t0 = t0;
     let mut sampled = t0;
     // A run that may end early looks once, when it is as long as the shortest that can pass,
-    // at the idle share its verdict would take (`early_verdict_is_clear`).
+    // at the idle share its verdict would take (`early_verdict_is_clear`): as long on the clock
+    // and in the periods the tick has played. A tick behind its schedule has played less than
+    // the clock says, and a run ended on the clock alone had too little of it for a trend: its
+    // verdict rested on the butler's idle time, which a slow tick's lighter demand leaves it.
     while !driver.finished() {
         let now = clock.now_ns();
         if let Some((at, spec, fail_below)) = early
             && now - t0 >= at
+            && driver.ticks_done() * spec.period_ns() >= at
         {
             early = None;
             if super::early_verdict_is_clear(spec, idle, now - t0, fail_below) {
