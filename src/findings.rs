@@ -70,6 +70,13 @@ pub enum Finding {
         ram_bytes: u64,
         files: u32,
     },
+    /// sweep: block sizes at which the tracks counted would need more buffer memory than the
+    /// process may pin (`ram_bytes` each, against `limit_bytes`).
+    BuffersBeyondMemory {
+        blocks: Vec<String>,
+        ram_bytes: Vec<u64>,
+        limit_bytes: u64,
+    },
     /// zones: the end's rate against the start's.
     ZoneFalloff {
         end_pct: f64,

@@ -88,6 +88,8 @@ defs! {
     BLOCK_BYTES: "block_bytes", "bytes", "block", Size, Neither;
     RAM_PER_TRACK_BYTES: "ram_per_track_bytes", "bytes", "RAM/track", Size, Less;
     RAM_TOTAL_BYTES: "ram_total_bytes", "bytes", "RAM total", Size, Less;
+    // The tracks whose buffers fit in the memory this process may pin (`MemoryBudget`).
+    TRACKS_IN_MEMORY: "tracks_in_memory", "tracks", "fit in memory", PLAIN, More;
     // Streaming.
     XRUNS: "xruns", "xruns", "xruns", PLAIN, Less;
     UNDERRUNS: "underruns", "xruns", "underruns", PLAIN, Less;

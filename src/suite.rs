@@ -117,6 +117,7 @@ pub fn standard(format: Format) -> Result<Vec<Box<dyn Workload>>> {
             duration: std::time::Duration::from_millis(1500),
             file_size: 64 << 20,
             buffer: std::time::Duration::from_secs(2),
+            memory_limit: None,
         }),
     ])
 }

@@ -1145,6 +1145,7 @@ impl SweepArgs {
             duration: duration("duration", &self.duration)?,
             file_size: size("file size", &self.file_size)?,
             buffer,
+            memory_limit: None,
         })
     }
 }

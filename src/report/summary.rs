@@ -56,17 +56,17 @@ pub fn summary(doc: &ResultDoc) -> Option<String> {
         lines.push(format!("  sequential write  {} MB/s", fmt_figure(mb)));
     }
     if let Some(s) = sec("sweep") {
-        let best = s
-            .rows
-            .iter()
-            .filter_map(|r| Some((r, r.get(&m::TRACKS)?.spread.median)))
-            .max_by(|a, b| a.1.total_cmp(&b.1));
+        // The most tracks whose buffers fit in memory (a block size whose count needs more
+        // than the process may pin is counted at what fits).
+        let best = crate::workloads::sweep::best_block(s);
         let small = s
             .rows
             .first()
             .and_then(|r| Some((r, r.get(&m::TRACKS)?.spread.median)));
         if let (Some((b, bt)), Some((sm, st))) = (best, small) {
-            let ram = b.get(&m::RAM_TOTAL_BYTES).map_or(0.0, |f| f.spread.median);
+            let ram = bt
+                * b.get(&m::RAM_PER_TRACK_BYTES)
+                    .map_or(0.0, |f| f.spread.median);
             lines.push(format!(
                 "  8 files streamed  {} tracks at {} blocks ({} of buffers); {} at {}",
                 fmt_figure(bt),

@@ -49,6 +49,7 @@ pub(crate) fn columns(workload: &str) -> &'static [&'static Def] {
             &m::TRACKS,
             &m::RAM_PER_TRACK_BYTES,
             &m::RAM_TOTAL_BYTES,
+            &m::TRACKS_IN_MEMORY,
             &m::CPU_PCT,
         ],
         "play" | "record" | "hdr" | "realtime" => &[

@@ -127,6 +127,15 @@ fn shortcoming(s: &Shortcoming, first_xrun_ms: Option<f64>, margin_in_s: Option<
     }
 }
 
+/// "a", "a and b", "a, b and c".
+fn and_list(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
 /// The sentence a finding stands for.
 pub fn words(f: &Finding) -> String {
     match f {
@@ -174,6 +183,16 @@ pub fn words(f: &Finding) -> String {
         } => format!(
             "most tracks at {block}: {tracks:.0}, needing {} of buffers; tracks are what {files} files round robin sustain, not a real-time guarantee",
             fmt_size(*ram_bytes)
+        ),
+        Finding::BuffersBeyondMemory {
+            blocks,
+            ram_bytes,
+            limit_bytes,
+        } => format!(
+            "at {}, the tracks counted would need {} of buffers, more than the {} this process may pin (half of its memory, or --max-memory): that many cannot stream here, and \"fit in memory\" is what can",
+            and_list(blocks),
+            and_list(&ram_bytes.iter().map(|&b| fmt_size(b)).collect::<Vec<_>>()),
+            fmt_size(*limit_bytes)
         ),
         Finding::ZoneFalloff {
             end_pct,

@@ -36,6 +36,9 @@ pub struct Sweep {
     pub file_size: u64,
     /// Seconds of audio a track's buffer holds (rounded up to whole blocks, at least two).
     pub buffer: Duration,
+    /// The memory this process may pin (`MemoryBudget::limit`), once a run has measured: what
+    /// the buffers of the tracks counted are held against.
+    pub memory_limit: Option<u64>,
 }
 
 impl Sweep {
@@ -92,6 +95,8 @@ impl Workload for Sweep {
             ..RunOutcome::default()
         };
         let cached = spans.iter().any(|s| s.cached);
+        let limit = env.memory.limit;
+        self.memory_limit = Some(limit);
         for &bs in &self.blocks {
             if env.ctl.cancelled() {
                 out.interrupted = true;
@@ -120,6 +125,10 @@ impl Workload for Sweep {
                     metric(&m::TRACKS, tracks),
                     metric(&m::RAM_PER_TRACK_BYTES, per_track),
                     metric(&m::RAM_TOTAL_BYTES, per_track * tracks),
+                    metric(
+                        &m::TRACKS_IN_MEMORY,
+                        tracks.min((limit as f64 / per_track.max(1.0)).floor()),
+                    ),
                 ],
             );
         }
@@ -157,22 +166,49 @@ impl Workload for Sweep {
     }
 
     fn findings(&self, s: &Section) -> Vec<Finding> {
-        let best = s
+        let mut f: Vec<Finding> = best_block(s)
+            .map(|(row, tracks)| Finding::BestBlock {
+                block: row.label.clone(),
+                tracks,
+                ram_bytes: (tracks * median(row, &m::RAM_PER_TRACK_BYTES)) as u64,
+                files: self.files,
+            })
+            .into_iter()
+            .collect();
+        let beyond: Vec<&crate::result::Row> = s
             .rows
             .iter()
-            .filter_map(|r| Some((r, r.get(&m::TRACKS)?.spread.median)))
-            .max_by(|a, b| a.1.total_cmp(&b.1));
-        best.map(|(row, tracks)| Finding::BestBlock {
-            block: row.label.clone(),
-            tracks,
-            ram_bytes: row
-                .get(&m::RAM_TOTAL_BYTES)
-                .map_or(0.0, |f| f.spread.median) as u64,
-            files: self.files,
-        })
-        .into_iter()
-        .collect()
+            .filter(|r| median(r, &m::TRACKS_IN_MEMORY) < median(r, &m::TRACKS))
+            .collect();
+        if let (Some(limit_bytes), false) = (self.memory_limit, beyond.is_empty()) {
+            f.push(Finding::BuffersBeyondMemory {
+                blocks: beyond.iter().map(|r| r.label.clone()).collect(),
+                ram_bytes: beyond
+                    .iter()
+                    .map(|r| median(r, &m::RAM_TOTAL_BYTES) as u64)
+                    .collect(),
+                limit_bytes,
+            });
+        }
+        f
     }
+}
+
+/// A row's median of `def`, or 0.
+fn median(r: &crate::result::Row, def: &m::Def) -> f64 {
+    r.get(def).map_or(0.0, |f| f.spread.median)
+}
+
+/// The block size that carries the most tracks whose buffers fit in memory, and that count
+/// (documents before `tracks_in_memory`: the most tracks).
+pub fn best_block(s: &Section) -> Option<(&crate::result::Row, f64)> {
+    s.rows
+        .iter()
+        .filter_map(|r| {
+            let fit = r.get(&m::TRACKS_IN_MEMORY).or_else(|| r.get(&m::TRACKS))?;
+            Some((r, fit.spread.median))
+        })
+        .max_by(|a, b| a.1.total_cmp(&b.1))
 }
 
 #[cfg(test)]
@@ -187,10 +223,90 @@ mod tests {
             duration: Duration::from_secs(1),
             file_size: 0,
             buffer: Duration::from_secs(2),
+            memory_limit: None,
         };
         // 2 s of 48k/24 mono = 288,000 bytes: 71 blocks of 4K (290,816), or two of 1M.
         assert_eq!(s.ram_per_track(4096, 144_000), 71 * 4096);
         assert_eq!(s.ram_per_track(1 << 20, 144_000), 2 << 20);
         assert_eq!(s.ram_per_track(256 << 10, 144_000), 2 * (256 << 10));
+    }
+
+    /// A sweep's section: rows of (block, tracks, RAM per track) with the figures `run_once`
+    /// gives them against a memory limit of `limit`.
+    fn section(limit: u64, rows: &[(&str, f64, f64)]) -> Section {
+        use crate::result::{Figure, Row};
+        use crate::stats::Spread;
+        let fig = |def: &m::Def, v: f64| Figure {
+            name: def.name.into(),
+            unit: def.unit.into(),
+            spread: Spread::of(&[v]),
+        };
+        Section {
+            workload: "sweep".into(),
+            title: "sweep".into(),
+            settings: serde_json::json!({}),
+            cached: false,
+            interrupted: false,
+            runs: 1,
+            rows: rows
+                .iter()
+                .map(|&(label, tracks, per)| Row {
+                    label: label.into(),
+                    figures: vec![
+                        fig(&m::TRACKS, tracks),
+                        fig(&m::RAM_PER_TRACK_BYTES, per),
+                        fig(&m::RAM_TOTAL_BYTES, tracks * per),
+                        fig(
+                            &m::TRACKS_IN_MEMORY,
+                            tracks.min((limit as f64 / per).floor()),
+                        ),
+                    ],
+                })
+                .collect(),
+            findings: vec![],
+            detail: None,
+        }
+    }
+
+    #[test]
+    fn the_most_tracks_are_those_whose_buffers_fit_and_the_rest_are_said() {
+        // As `run` measured on this machine: 13185 tracks at 256K (512K each), 12887 at 1M
+        // (2M each, 25.2G), against the 11.7G this process may pin.
+        let limit = 11_700_000_000;
+        let s = section(
+            limit,
+            &[
+                ("4K", 604.0, 290_816.0),
+                ("256K", 13185.0, 524_288.0),
+                ("1M", 12887.0, 2_097_152.0),
+            ],
+        );
+        let w = Sweep {
+            files: 8,
+            blocks: vec![],
+            duration: Duration::from_secs(1),
+            file_size: 0,
+            buffer: Duration::from_secs(2),
+            memory_limit: Some(limit),
+        };
+        let f = w.findings(&s);
+        assert!(
+            matches!(&f[0], Finding::BestBlock { block, tracks, .. } if block == "256K" && *tracks == 13185.0),
+            "{f:?}"
+        );
+        assert!(
+            matches!(&f[1], Finding::BuffersBeyondMemory { blocks, limit_bytes, .. }
+                if blocks == &["1M".to_string()] && *limit_bytes == limit),
+            "{f:?}"
+        );
+        // With less memory, 1M's count that fits (a quarter of 256K's per track) loses, and
+        // 256K is counted at what fits too.
+        let limit = 4_000_000_000;
+        let s = section(
+            limit,
+            &[("256K", 13185.0, 524_288.0), ("1M", 12887.0, 2_097_152.0)],
+        );
+        let (row, tracks) = best_block(&s).expect("rows");
+        assert_eq!((row.label.as_str(), tracks), ("256K", 7629.0));
     }
 }

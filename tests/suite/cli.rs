@@ -164,6 +164,54 @@ fn every_classic_workload_runs_and_cleans_up() {
     assert_eq!(figure(&v, "64K", "ram_per_track_bytes"), 6.0 * 65536.0);
     assert_eq!(figure(&v, "64K", "ram_total_bytes"), 6.0 * 65536.0 * tracks);
     assert_clean(t.path());
+
+    // Under a memory limit smaller than the counts' buffers, what fits is counted and the
+    // block sizes beyond it are said.
+    let v = run_json(
+        t.path(),
+        &[
+            "sweep",
+            d,
+            "--files",
+            "3",
+            "--blocks",
+            "4K,1M",
+            "--file-size",
+            "4M",
+            "--duration",
+            "200ms",
+            "--max-memory",
+            "20M",
+        ],
+    );
+    let limit = 20.0 * 1024.0 * 1024.0;
+    for block in ["4K", "1M"] {
+        let (tracks, per) = (
+            figure(&v, block, "tracks"),
+            figure(&v, block, "ram_per_track_bytes"),
+        );
+        let fit = figure(&v, block, "tracks_in_memory");
+        assert_eq!(fit, tracks.min((limit / per).floor()), "{block}");
+    }
+    // 20M holds ten 1M tracks' two-block buffers; the disk streams far more at 1M.
+    assert_eq!(figure(&v, "1M", "tracks_in_memory"), 10.0);
+    let findings = v["sections"][0]["findings"].as_array().unwrap();
+    let beyond = findings
+        .iter()
+        .find(|f| f["kind"] == "buffers_beyond_memory")
+        .unwrap_or_else(|| panic!("{findings:?}"));
+    assert!(
+        beyond["blocks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|b| b == "1M"),
+        "{beyond}"
+    );
+    assert_eq!(beyond["limit_bytes"].as_f64(), Some(limit));
+    let best = findings.iter().find(|f| f["kind"] == "best_block").unwrap();
+    assert!(best["ram_bytes"].as_f64().unwrap() <= limit, "{best}");
+    assert_clean(t.path());
 }
 
 /// Parallel backends at queue depth 8: io_uring, and the pool of I/O threads macOS and Windows
