@@ -408,8 +408,8 @@ mod tests {
 
     /// A real run that may pass early (`StreamSpec::end_early`) and has its butler idle almost
     /// all the time ends where the shortest passing run ends (7.3 s of its 9 s, in the periods
-    /// the tick played), passing. (The
-    /// simulated test beside `sim`'s shows the same run that may not playing its whole duration.)
+    /// the tick played), passing. (The simulated test beside `sim`'s shows the same run that may
+    /// not playing its whole duration.)
     #[test]
     fn a_real_run_with_its_pass_beyond_doubt_ends_at_the_shortest_run_that_can_pass() {
         let t = tempfile::tempdir().unwrap();
