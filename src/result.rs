@@ -65,6 +65,11 @@ impl Row {
             .iter()
             .find(|f| f.name == def.name || def.aliases.contains(&f.name.as_str()))
     }
+
+    /// The median of the figure declared as `def` (`get`).
+    pub fn median(&self, def: &Def) -> Option<f64> {
+        self.get(def).map(|f| f.spread.median)
+    }
 }
 
 /// The outcome of one workload.

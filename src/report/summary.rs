@@ -64,9 +64,7 @@ pub fn summary(doc: &ResultDoc) -> Option<String> {
             .first()
             .and_then(|r| Some((r, r.get(&m::TRACKS)?.spread.median)));
         if let (Some((b, bt)), Some((sm, st))) = (best, small) {
-            let ram = bt
-                * b.get(&m::RAM_PER_TRACK_BYTES)
-                    .map_or(0.0, |f| f.spread.median);
+            let ram = bt * b.median(&m::RAM_PER_TRACK_BYTES).unwrap_or(0.0);
             lines.push(format!(
                 "  8 files streamed  {} tracks at {} blocks ({} of buffers); {} at {}",
                 fmt_figure(bt),

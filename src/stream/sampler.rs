@@ -1395,7 +1395,7 @@ mod tests {
             seed: 1,
         };
         let player = VoicePlayer::new(&s, Arc::clone(&lib), Shared::new(79), &notes, &initial);
-        let judged = |whole_pct, late_pct, shortfall| {
+        let judged_behind = |whole_pct, late_pct, shortfall, tick_behind_pct| {
             let idle = Some(Idle {
                 whole_pct,
                 late_pct,
@@ -1408,11 +1408,13 @@ mod tests {
                 idle,
                 Some(shortfall),
                 None,
-                None,
+                tick_behind_pct,
                 20.0,
                 false,
             )
         };
+        let judged =
+            |whole_pct, late_pct, shortfall| judged_behind(whole_pct, late_pct, shortfall, None);
         let (verdict, why) = judged(14.6, 0.2, 1.06);
         assert_eq!(verdict, Verdict::Marginal);
         assert!(
@@ -1426,24 +1428,7 @@ mod tests {
         assert_eq!(judged(89.8, 89.7, 2.5).0, Verdict::Marginal);
         // A tick that fell behind asked for less than the voices need: however idle the
         // butler, and however well the stock held, the run cannot pass.
-        let idle = Some(Idle {
-            whole_pct: 89.8,
-            late_pct: 89.7,
-        });
-        let behind = |pct| {
-            judge(
-                &s,
-                &player,
-                &Slack::default(),
-                213.0,
-                idle,
-                Some(-0.01),
-                None,
-                Some(pct),
-                20.0,
-                false,
-            )
-        };
+        let behind = |pct| judged_behind(89.8, 89.7, -0.01, Some(pct));
         assert_eq!(
             behind(12.0),
             (

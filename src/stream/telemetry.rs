@@ -371,42 +371,38 @@ mod tests {
         assert!((b - 0.5).abs() < 0.05, "{b}");
     }
 
+    /// The wake-up lateness, in ms, of 2800 ticks of 5.33 ms under a throttle that lets the
+    /// tick run `run_ms` of every 100 ms and stalls it the rest (a stall begins only as it
+    /// wakes), each period's work taking `work` of a period.
+    fn throttled(run_ms: f64, work: f64) -> Vec<f64> {
+        let p = 16.0 / 3.0;
+        let mut late = 0.0f64;
+        (0..2800u64)
+            .map(|k| {
+                let wall = k as f64 * p + late;
+                if wall % 100.0 >= run_ms {
+                    late += 100.0 - wall % 100.0;
+                }
+                let now = late;
+                late = (late - (1.0 - work) * p).max(0.0);
+                now
+            })
+            .collect()
+    }
+
     #[test]
     fn a_throttle_that_stalls_the_tick_and_lets_it_catch_up_is_not_behind() {
         // The kernel's real-time throttling as a cpu group's 100 ms period gives it: the tick
         // runs 10 ms of every 100 and stalls 90; each period's work takes a twentieth of a
         // period, half what it gets, so each stall is made up before the next.
-        let p = 16.0 / 3.0;
-        let mut late = 0.0f64;
-        let lags: Vec<f64> = (0..2800u64)
-            .map(|k| {
-                let wall = k as f64 * p + late;
-                if wall % 100.0 >= 10.0 {
-                    late += 100.0 - wall % 100.0;
-                }
-                let now = late;
-                late = (late - 0.95 * p).max(0.0);
-                now
-            })
-            .collect();
+        let lags = throttled(10.0, 0.05);
         assert!(lags.iter().any(|&l| l > 80.0), "the model stalls");
         let lag = lag_of(2800, |k| lags[k as usize]);
         let b = tick_behind_pct(&lag, 5_000.0, 14_900.0).expect("long enough");
         assert!(b < 0.01, "{b}");
         // Given a twentieth of its time for work that needs a tenth, it falls behind by about
         // half (the model stalls it only as it wakes).
-        let mut late = 0.0f64;
-        let lags: Vec<f64> = (0..2800u64)
-            .map(|k| {
-                let wall = k as f64 * p + late;
-                if wall % 100.0 >= 5.0 {
-                    late += 100.0 - wall % 100.0;
-                }
-                let now = late;
-                late = (late - 0.9 * p).max(0.0);
-                now
-            })
-            .collect();
+        let lags = throttled(5.0, 0.1);
         let lag = lag_of(2800, |k| lags[k as usize]);
         let b = tick_behind_pct(&lag, 5_000.0, 14_900.0).expect("long enough");
         assert!((b - 50.0).abs() < 5.0, "{b}");

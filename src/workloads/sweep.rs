@@ -170,7 +170,7 @@ impl Workload for Sweep {
             .map(|(row, tracks)| Finding::BestBlock {
                 block: row.label.clone(),
                 tracks,
-                ram_bytes: (tracks * median(row, &m::RAM_PER_TRACK_BYTES)) as u64,
+                ram_bytes: (tracks * row.median(&m::RAM_PER_TRACK_BYTES).unwrap_or(0.0)) as u64,
                 files: self.files,
             })
             .into_iter()
@@ -178,14 +178,17 @@ impl Workload for Sweep {
         let beyond: Vec<&crate::result::Row> = s
             .rows
             .iter()
-            .filter(|r| median(r, &m::TRACKS_IN_MEMORY) < median(r, &m::TRACKS))
+            .filter(|r| {
+                let fit = r.median(&m::TRACKS_IN_MEMORY);
+                fit.zip(r.median(&m::TRACKS)).is_some_and(|(f, t)| f < t)
+            })
             .collect();
         if let (Some(limit_bytes), false) = (self.memory_limit, beyond.is_empty()) {
             f.push(Finding::BuffersBeyondMemory {
                 blocks: beyond.iter().map(|r| r.label.clone()).collect(),
                 ram_bytes: beyond
                     .iter()
-                    .map(|r| median(r, &m::RAM_TOTAL_BYTES) as u64)
+                    .map(|r| r.median(&m::RAM_TOTAL_BYTES).unwrap_or(0.0) as u64)
                     .collect(),
                 limit_bytes,
             });
@@ -194,19 +197,16 @@ impl Workload for Sweep {
     }
 }
 
-/// A row's median of `def`, or 0.
-fn median(r: &crate::result::Row, def: &m::Def) -> f64 {
-    r.get(def).map_or(0.0, |f| f.spread.median)
-}
-
 /// The block size that carries the most tracks whose buffers fit in memory, and that count
 /// (documents before `tracks_in_memory`: the most tracks).
 pub fn best_block(s: &Section) -> Option<(&crate::result::Row, f64)> {
     s.rows
         .iter()
         .filter_map(|r| {
-            let fit = r.get(&m::TRACKS_IN_MEMORY).or_else(|| r.get(&m::TRACKS))?;
-            Some((r, fit.spread.median))
+            let fit = r
+                .median(&m::TRACKS_IN_MEMORY)
+                .or_else(|| r.median(&m::TRACKS))?;
+            Some((r, fit))
         })
         .max_by(|a, b| a.1.total_cmp(&b.1))
 }

@@ -140,23 +140,19 @@ fn every_classic_workload_runs_and_cleans_up() {
     assert_eq!(v["sections"][0]["rows"].as_array().unwrap().len(), 4);
     assert_clean(t.path());
 
-    let v = run_json(
-        t.path(),
-        &[
-            "sweep",
-            d,
-            "--files",
-            "3",
-            "--blocks",
-            "4K,64K",
-            "--file-size",
-            "2M",
-            "--duration",
-            "200ms",
-            "--format",
-            "44.1k/16/stereo",
-        ],
-    );
+    // Three files, 200 ms a block size.
+    let sweep = |more: &[&str]| {
+        let args = [&["sweep", d, "--files", "3", "--duration", "200ms"], more].concat();
+        run_json(t.path(), &args)
+    };
+    let v = sweep(&[
+        "--blocks",
+        "4K,64K",
+        "--file-size",
+        "2M",
+        "--format",
+        "44.1k/16/stereo",
+    ]);
     let tracks = figure(&v, "64K", "tracks");
     let rate = figure(&v, "64K", "rate_mb_per_s");
     assert_eq!(tracks, (rate * 1e6 / 176_400.0).floor());
@@ -167,23 +163,14 @@ fn every_classic_workload_runs_and_cleans_up() {
 
     // Under a memory limit smaller than the counts' buffers, what fits is counted and the
     // block sizes beyond it are said.
-    let v = run_json(
-        t.path(),
-        &[
-            "sweep",
-            d,
-            "--files",
-            "3",
-            "--blocks",
-            "4K,1M",
-            "--file-size",
-            "4M",
-            "--duration",
-            "200ms",
-            "--max-memory",
-            "20M",
-        ],
-    );
+    let v = sweep(&[
+        "--blocks",
+        "4K,1M",
+        "--file-size",
+        "4M",
+        "--max-memory",
+        "20M",
+    ]);
     let limit = 20.0 * 1024.0 * 1024.0;
     for block in ["4K", "1M"] {
         let (tracks, per) = (

@@ -457,15 +457,9 @@ fn a_memory_limited_group_is_the_budget_not_the_machines_ram() {
     fs::create_dir(&g.0).unwrap();
     fs::write(g.0.join("memory.limit_in_bytes"), "1073741824").unwrap();
     let t = tempfile::tempdir().unwrap();
-    let bin = assert_cmd::cargo::cargo_bin("trackbench");
     // 800 tracks' rings (800M) fit half of the machine's RAM but not half of the group's 1G.
-    let out = std::process::Command::new("sh")
-        .env("XDG_DATA_HOME", store_home())
-        .arg("-c")
-        .arg(r#"echo $$ > "$1/cgroup.procs" && exec "$2" play "$3" --tracks 800 -q"#)
-        .arg("sh")
-        .arg(&g.0)
-        .arg(&bin)
+    let out = crate::common::tb_in_group(&g.0)
+        .args(["play", "--tracks", "800", "-q"])
         .arg(t.path())
         .output()
         .unwrap();

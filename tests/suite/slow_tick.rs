@@ -3,7 +3,6 @@
 //! rule, such a run passed: its tick asked for less audio than the count needs, and the rings
 //! held on the lighter demand.
 
-use crate::common::store_home;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -57,14 +56,7 @@ fn a_tick_held_to_a_sliver_of_a_cpu_falls_behind_and_cannot_pass() {
     };
     let t = tempfile::tempdir().unwrap();
     let json = t.path().join("result.json");
-    let bin = assert_cmd::cargo::cargo_bin("trackbench");
-    let out = std::process::Command::new("sh")
-        .env("XDG_DATA_HOME", store_home())
-        .arg("-c")
-        .arg(r#"echo $$ > "$1/cgroup.procs" && shift && exec "$@""#)
-        .arg("sh")
-        .arg(&g.0)
-        .arg(&bin)
+    let out = crate::common::tb_in_group(&g.0)
         .args([
             "play", "--tracks", "100", "--period", "16", "--chunk", "64K",
         ])

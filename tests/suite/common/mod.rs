@@ -84,6 +84,19 @@ pub fn missing(what: &str, why: &str) {
     eprintln!("skipped: {what} is not available ({why}); .ci/run installs it");
 }
 
+/// trackbench inside the cgroup v1 group `group` (its first argument the binary's first): a
+/// shell that joins the group and becomes trackbench, its store under target/.
+pub fn tb_in_group(group: &std::path::Path) -> std::process::Command {
+    let mut c = std::process::Command::new("sh");
+    c.env("XDG_DATA_HOME", store_home())
+        .arg("-c")
+        .arg(r#"echo $$ > "$1/cgroup.procs" && shift && exec "$@""#)
+        .arg("sh")
+        .arg(group)
+        .arg(assert_cmd::cargo::cargo_bin("trackbench"));
+    c
+}
+
 /// Removes the groups under a cgroup v1 controller's directory (`/sys/fs/cgroup/cpu`, …) that
 /// test processes no longer running left (`trackbench-test-PID` or `trackbench-test-PID-WHAT`):
 /// a killed suite runs no `Drop`. A group a process is still in, or whose test process is
