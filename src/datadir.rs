@@ -363,6 +363,27 @@ impl DataDir {
         &mut self,
         items: &[(String, String, u64)],
     ) -> Result<Vec<(PathBuf, u32)>> {
+        let reserved = self.reserve_many(items)?;
+        let mut created = Vec::with_capacity(reserved.len());
+        let mut failure = None;
+        for (path, _) in &reserved {
+            match create_reserved(path) {
+                Ok(id) => created.push(Some(id)),
+                Err(e) => {
+                    failure = Some(e);
+                    break;
+                }
+            }
+        }
+        self.record_created(&reserved, &created)?;
+        failure.map_or(Ok(reserved), Err)
+    }
+
+    /// The first half of [`DataDir::register_many`]: reserves the names in the manifest (written
+    /// once) and returns each one's path and content id, in order, for [`create_reserved`] to
+    /// create, from any thread, and [`DataDir::record_created`] to record. A run killed in
+    /// between left files born after the reservation, which the cleanup knows for its own.
+    pub fn reserve_many(&mut self, items: &[(String, String, u64)]) -> Result<Vec<(PathBuf, u32)>> {
         if let Some((name, _, _)) = items.iter().find(|(n, _, _)| !is_own_name(n)) {
             return Err(Error::invalid(
                 "data file name",
@@ -377,7 +398,7 @@ impl DataDir {
         let reserved_ns = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos() as u64);
-        let first = self.manifest.files.len();
+        let mut out = Vec::with_capacity(items.len());
         for (name, key, size) in items {
             let id = self.manifest.next_id;
             self.manifest.next_id += 1;
@@ -390,42 +411,38 @@ impl DataDir {
                 identity: None,
                 reserved_ns: Some(reserved_ns),
             });
+            out.push((self.root.join(name), id));
         }
         self.save()?;
-        let mut out = Vec::with_capacity(items.len());
-        let mut failure = None;
-        for e in &mut self.manifest.files[first..] {
-            let p = self.root.join(&e.name);
-            match create_new(&p) {
-                Ok((m, id)) => {
-                    e.identity = Some(Identity::of(&m, id));
-                    out.push((p, e.content_id));
+        Ok(out)
+    }
+
+    /// The second half of [`DataDir::register_many`]: the identities of the files created under
+    /// the first `created.len()` of `reserved` (as `reserve_many` returned them, in order) are
+    /// recorded, and the names after them, never created, are no longer claimed. One manifest
+    /// write.
+    pub fn record_created(
+        &mut self,
+        reserved: &[(PathBuf, u32)],
+        created: &[Option<Identity>],
+    ) -> Result<()> {
+        let identities: HashMap<u32, Option<Identity>> = reserved
+            .iter()
+            .enumerate()
+            .map(|(i, &(_, id))| (id, created.get(i).copied().flatten()))
+            .collect();
+        self.manifest
+            .files
+            .retain_mut(|e| match identities.get(&e.content_id) {
+                _ if e.identity.is_some() => true,
+                Some(Some(id)) => {
+                    e.identity = Some(*id);
+                    true
                 }
-                Err(err) => {
-                    failure = Some(if err.kind() == std::io::ErrorKind::AlreadyExists {
-                        Error::BadTarget {
-                            path: p,
-                            reason: "is in trackbench's data directory, but trackbench did not create it; it is left alone: move it elsewhere and run again".into(),
-                        }
-                    } else {
-                        Error::io(format!("cannot create {}", p.display()), err)
-                    });
-                    break;
-                }
-            }
-        }
-        if failure.is_some() {
-            // Names not created are no longer claimed.
-            let created: Vec<Entry> = self
-                .manifest
-                .files
-                .drain(first..)
-                .filter(|e| e.identity.is_some())
-                .collect();
-            self.manifest.files.extend(created);
-        }
-        self.save()?;
-        failure.map_or(Ok(out), Err)
+                Some(None) => false,
+                None => true,
+            });
+        self.save()
     }
 
     /// Marks a registered file as fully written.
@@ -807,6 +824,19 @@ fn check_own_dir(root: &Path) -> Result<()> {
 
 /// Creates an empty file that did not exist (never follows a link, never opens what is there),
 /// and returns what it is and which file it is.
+/// Creates the file a reservation named ([`DataDir::reserve_many`]), never opening one already
+/// there, and returns its identity for [`DataDir::record_created`].
+pub fn create_reserved(path: &Path) -> Result<Identity> {
+    match create_new(path) {
+        Ok((m, id)) => Ok(Identity::of(&m, id)),
+        Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => Err(Error::BadTarget {
+            path: path.to_path_buf(),
+            reason: "is in trackbench's data directory, but trackbench did not create it; it is left alone: move it elsewhere and run again".into(),
+        }),
+        Err(err) => Err(Error::io(format!("cannot create {}", path.display()), err)),
+    }
+}
+
 fn create_new(path: &Path) -> std::io::Result<(fs::Metadata, (u64, u64))> {
     let mut o = OpenOptions::new();
     o.write(true).create_new(true);
