@@ -187,18 +187,8 @@ impl DataDir {
                 format!("the lock of {}", root.display()),
             ));
         }
-        // Says who holds the lock now, and why: a run started meanwhile waits for a cleaner
-        // rather than refusing (the interrupted run's pid, still written there, is gone).
-        let me = format!("{}\n{CLEANER_MARK}\n", std::process::id());
-        lock.set_len(0)
-            .and_then(|_| lock.seek(SeekFrom::Start(0)))
-            .and_then(|_| lock.write_all(me.as_bytes()))
-            .map_err(|e| {
-                Error::io(
-                    format!("cannot write {}", root.join(LOCK_NAME).display()),
-                    e,
-                )
-            })?;
+        // Says who holds the lock now: the interrupted run's pid, written there, is gone.
+        mark_cleaner(&mut lock, &root)?;
         Self::load(root, lock, false, Vec::new())
     }
 
@@ -208,10 +198,17 @@ impl DataDir {
     #[cfg(unix)]
     pub fn detach_lock(mut self) -> Result<std::os::fd::RawFd> {
         use std::os::fd::IntoRawFd;
-        let lock = self
+        let mut lock = self
             .lock
             .take()
             .expect("an open data directory holds its lock");
+        // Marked before the cleaner starts, not only once it has: a `clean` run in between
+        // (the user's, after a second Ctrl-C ended this run at once) found the lock held, by
+        // the cleaner, under this run's pid, gone by then, and refused the directory as in use.
+        if let Err(e) = mark_cleaner(&mut lock, &self.root) {
+            self.lock = Some(lock);
+            return Err(e);
+        }
         let fd = lock.into_raw_fd();
         // SAFETY: fd is open; this only clears FD_CLOEXEC.
         if unsafe { libc::fcntl(fd, libc::F_SETFD, 0) } != 0 {
@@ -861,6 +858,21 @@ fn tagged(path: &Path, content_id: u32) -> bool {
         && crate::content::check_tag(&tag, content_id, crate::audio::DATA_OFFSET)
 }
 
+/// Writes in the lock that an interrupted run's cleaner holds it (with this process's pid):
+/// a run or `clean` started meanwhile waits for the cleaner rather than refusing.
+fn mark_cleaner(lock: &mut File, root: &Path) -> Result<()> {
+    let me = format!("{}\n{CLEANER_MARK}\n", std::process::id());
+    lock.set_len(0)
+        .and_then(|_| lock.seek(SeekFrom::Start(0)))
+        .and_then(|_| lock.write_all(me.as_bytes()))
+        .map_err(|e| {
+            Error::io(
+                format!("cannot write {}", root.join(LOCK_NAME).display()),
+                e,
+            )
+        })
+}
+
 /// The second line of the lock file while an interrupted run's cleaner holds it.
 const CLEANER_MARK: &str = "cleaner";
 
@@ -1013,15 +1025,18 @@ mod tests {
         let (p, _) = d.register("a.wav", "k", 10).unwrap();
         fs::write(&p, b"x").unwrap();
         let fd = d.detach_lock().unwrap();
-        let cleaner = DataDir::adopt(t.path(), None, fd).unwrap();
+        // Handed over, before the cleaner has started: the lock says so already.
         let lock = fs::read_to_string(t.path().join(DIR_NAME).join(LOCK_NAME)).unwrap();
         assert_eq!(
             lock,
             format!("{}\n{CLEANER_MARK}\n", std::process::id()),
-            "the cleaner says it holds the lock"
+            "the handed-over lock says a cleaner holds it"
         );
+        let target = t.path().to_path_buf();
         let finishing = std::thread::spawn(move || {
-            std::thread::sleep(std::time::Duration::from_millis(300));
+            std::thread::sleep(std::time::Duration::from_millis(150));
+            let cleaner = DataDir::adopt(&target, None, fd).unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(150));
             cleaner.close().unwrap();
         });
         let started = std::time::Instant::now();
