@@ -621,7 +621,7 @@ impl StreamOutcome {
     /// What the device carries, as a share of this run's tracks, where the run can tell
     /// ([`CapacityEvidence::share`]); None when it missed a deadline of its own.
     pub fn capacity_estimate(&self) -> Option<f64> {
-        capacity_share(self.shortcoming, || self.capacity_evidence().share())
+        capacity_share(self.shortcoming, || self.capacity_evidence())
     }
 }
 
@@ -904,15 +904,27 @@ impl CapacityEvidence {
 /// What a run that ended with `shortcoming` tells of the count it carries, as a share of its
 /// own: the capacity evidence's `share` where a capacity rule decided or none did; for a tick
 /// that fell behind, the share of the demand it kept up with (the machine's bound, whatever the
-/// device's); nothing where the run missed a deadline of its own.
+/// device's); where a ring fell below the margin first, the rings' trend if it shows them
+/// draining by one of the capacity rules (the share the device delivered: a count far above a
+/// device's rate takes the first ring below the margin before any capacity rule decides, and a
+/// search that had nothing to aim with bisected blind); nothing otherwise, where the run
+/// missed a deadline of its own. Not from a run with xruns: a ring run dry stops draining, so
+/// the trend understates the loss (200 tracks on a device that carries 100 showed 0.68, not
+/// 0.50).
 pub fn capacity_share(
     shortcoming: Option<Shortcoming>,
-    evidence: impl FnOnce() -> Option<f64>,
+    evidence: impl FnOnce() -> CapacityEvidence,
 ) -> Option<f64> {
     match shortcoming {
         Some(Shortcoming::TickBehind { behind_pct, .. }) => Some(1.0 - behind_pct / 100.0),
+        Some(Shortcoming::BelowMargin { .. }) => {
+            let e = evidence();
+            e.shortcoming()
+                .and_then(|_| e.share())
+                .filter(|&share| share < 1.0)
+        }
         Some(s) if !s.is_capacity() => None,
-        _ => evidence(),
+        _ => evidence().share(),
     }
 }
 
@@ -1570,6 +1582,28 @@ mod tests {
             from_ms: 5000.0,
             to_ms: 34000.0,
         })
+    }
+
+    /// A run a ring below the margin ended tells what the device delivered where its rings'
+    /// trend shows them draining, and nothing where they held (a hold took the ring there, not
+    /// the device's rate); a run with xruns, never (a ring run dry stops draining).
+    #[test]
+    fn a_ring_below_the_margin_estimates_by_the_rings_trend_only_where_they_drained() {
+        let below = Some(Shortcoming::BelowMargin {
+            worst_pct: 12.0,
+            margin_pct: 20.0,
+        });
+        // The fresh clone's first probe of a 1 s-ring search, 72 tracks on a capped device
+        // short of its rate: 12.8% ± 6.8% lost over the 4.1 s it ran, no idle share yet.
+        let draining = || CapacityEvidence::of_stream(trend(12.82, 6.785), None, false);
+        let share = capacity_share(below, draining).unwrap();
+        assert!((share - 0.8718).abs() < 1e-9, "{share}");
+        let held = || CapacityEvidence::of_stream(trend(0.3, 0.2), Some(40.0), false);
+        assert_eq!(capacity_share(below, held), None);
+        let short = || CapacityEvidence::of_stream(None, None, false);
+        assert_eq!(capacity_share(below, short), None);
+        let xruns = Some(Shortcoming::Xruns { count: 3 });
+        assert_eq!(capacity_share(xruns, draining), None);
     }
 
     /// Through the page cache the butler idles on cached reads while the device falls behind:

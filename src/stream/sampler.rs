@@ -713,7 +713,7 @@ impl SamplerOutcome {
     /// What the device carries, as a share of this run's voices, where the run can tell: a
     /// passing run left the butler idle, which bounds it from above.
     pub fn capacity_estimate(&self) -> Option<f64> {
-        super::capacity_share(self.shortcoming, || self.capacity_evidence().share())
+        super::capacity_share(self.shortcoming, || self.capacity_evidence())
     }
 
     /// The longest single hold of the run, in ms (see [`super::longest_hold_ms`]).

@@ -499,6 +499,42 @@ mod tests {
         }
     }
 
+    /// Far above what a device carries, a probe's first ring falls below the margin before any
+    /// capacity rule decides: its estimate is what its rings' trend says the device delivered
+    /// (a device that carries 100 tracks: 100/n of n), so the search aims rather than bisects.
+    #[test]
+    fn a_probe_below_the_margin_estimates_what_the_device_delivered() {
+        let m = model("bw=14400000");
+        let no = AtomicBool::new(false);
+        let mut below = Vec::new();
+        // 130 tracks drain past the capacity rule's limit first; further above, the margin goes first.
+        for n in [130u32, 170, 200] {
+            let mut s = spec(n, 0, 1 << 18, 7.28, 15);
+            s.steady_start = true;
+            s.duration_ns -= crate::stream::steady_start_saves_ns(&s);
+            s.stop_early = true;
+            let o = simulate(&s, &m, &no).unwrap();
+            if matches!(
+                o.shortcoming,
+                Some(crate::stream::Shortcoming::BelowMargin { .. })
+            ) {
+                below.push(n);
+            }
+            let delivered = o.capacity_estimate().unwrap() * f64::from(n);
+            assert!(
+                (delivered - 100.0).abs() < 2.0,
+                "{n} tracks ({:?}): delivered {delivered}",
+                o.shortcoming
+            );
+        }
+        assert_eq!(below, [170, 200]);
+        // Three times the rate: below the margin before the steady part gave a trend.
+        let mut s = spec(300, 0, 1 << 18, 7.28, 15);
+        s.stop_early = true;
+        let o = simulate(&s, &m, &no).unwrap();
+        assert!(o.sustain.is_none() && o.capacity_estimate().is_none());
+    }
+
     /// A probe that starts in the steady state (staggered, its steady part after a warm-up of
     /// two refill cycles instead of the first ring) tells what the full in-phase start tells
     /// where the in-phase start does not bind (the default engine's four-chunk rings): on a

@@ -991,7 +991,10 @@ fn every_workload_under_a_tight_address_space_limit_refuses_cleanly() {
 }
 
 /// hdr's curve: every point is an answer, searched to the same 2% as M = 0 (the points after
-/// the first once stopped at a bracket of about 11%: "2797 marginal, 2237 pass, 2517 pass").
+/// the first once stopped at a bracket of about 11%: "2797 marginal, 2237 pass, 2517 pass"):
+/// the bracket within 2%, or the failure above the answer having delivered no more than 2%
+/// above it (the search's own end, which needs the bracket within 4%: "3496 marginal, 3208
+/// pass, 3337 marginal, delivering 3224, confirm 3208").
 #[test]
 fn every_point_of_the_hdr_curve_is_searched_to_two_percent() {
     let t = tempfile::tempdir().unwrap();
@@ -1018,9 +1021,17 @@ fn every_point_of_the_hdr_curve_is_searched_to_two_percent() {
                 .expect("a failing count bounds it"),
         );
         assert!(c["confirmed"].as_bool().unwrap(), "{s}");
+        let delivered = c["probes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|p| p["count"].as_f64() == Some(failing) && p["verdict"] != "pass")
+            .filter_map(|p| p["estimate"].as_f64())
+            .fold(f64::INFINITY, f64::min);
         assert!(
-            failing - answer <= (0.02 * failing).ceil(),
-            "{}: {answer} passed, {failing} failed: the gap is over 2%",
+            failing - answer <= (0.02 * failing).ceil()
+                || (delivered <= 1.02 * answer && failing <= (1.04 * answer).ceil()),
+            "{}: {answer} passed, {failing} failed delivering {delivered}: not within 2%",
             s["label"]
         );
     }
