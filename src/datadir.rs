@@ -860,6 +860,7 @@ fn tagged(path: &Path, content_id: u32) -> bool {
 
 /// Writes in the lock that an interrupted run's cleaner holds it (with this process's pid):
 /// a run or `clean` started meanwhile waits for the cleaner rather than refusing.
+#[cfg(unix)]
 fn mark_cleaner(lock: &mut File, root: &Path) -> Result<()> {
     let me = format!("{}\n{CLEANER_MARK}\n", std::process::id());
     lock.set_len(0)
