@@ -86,7 +86,17 @@ pub struct Control<'a> {
     pub world: &'a dyn crate::world::World,
 }
 
-impl Control<'_> {
+impl<'a> Control<'a> {
+    /// A measurement alone, that nobody watches: the tests' control.
+    #[cfg(test)]
+    pub(crate) fn quiet(cancel: &'a AtomicBool) -> Control<'a> {
+        Control {
+            cancel,
+            progress: &NoProgress,
+            world: &crate::world::Alone,
+        }
+    }
+
     pub fn cancelled(&self) -> bool {
         self.cancel.load(Ordering::Relaxed)
     }

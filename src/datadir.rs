@@ -365,7 +365,7 @@ impl DataDir {
         let mut failure = None;
         for (path, _) in &reserved {
             match create_reserved(path) {
-                Ok(id) => created.push(Some(id)),
+                Ok(id) => created.push(id),
                 Err(e) => {
                     failure = Some(e);
                     break;
@@ -421,12 +421,12 @@ impl DataDir {
     pub fn record_created(
         &mut self,
         reserved: &[(PathBuf, u32)],
-        created: &[Option<Identity>],
+        created: &[Identity],
     ) -> Result<()> {
         let identities: HashMap<u32, Option<Identity>> = reserved
             .iter()
             .enumerate()
-            .map(|(i, &(_, id))| (id, created.get(i).copied().flatten()))
+            .map(|(i, &(_, id))| (id, created.get(i).copied()))
             .collect();
         self.manifest
             .files

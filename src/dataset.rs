@@ -245,7 +245,7 @@ fn lay_out(
     layout: Layout,
     label: &str,
     ctl: &Control<'_>,
-) -> (Vec<Option<Identity>>, Result<()>) {
+) -> (Vec<Identity>, Result<()>) {
     let mut created = Vec::with_capacity(reserved.len());
     let written = match layout {
         Layout::Takes(pass) => prepare(reserved, lens, format, cached, &mut created)
@@ -266,11 +266,11 @@ fn prepare(
     lens: &[u64],
     format: &Format,
     cached: bool,
-    created: &mut Vec<Option<Identity>>,
+    created: &mut Vec<Identity>,
 ) -> Result<Vec<Span>> {
     let mut spans = Vec::with_capacity(reserved.len());
     for ((path, id), &data_len) in reserved.iter().zip(lens) {
-        created.push(Some(crate::datadir::create_reserved(path)?));
+        created.push(crate::datadir::create_reserved(path)?);
         let o = io::open(path, OpenMode::ReadWrite, cached)?;
         write_header(&o.file, path, format, data_len)?;
         spans.push(Span::media(path.clone(), o, DATA_OFFSET + data_len, *id));
@@ -295,7 +295,7 @@ fn create_while_writing(
     cached: bool,
     label: &str,
     ctl: &Control<'_>,
-) -> (Vec<Option<Identity>>, Result<()>) {
+) -> (Vec<Identity>, Result<()>) {
     let mut batches = Vec::new();
     let mut from = 0;
     while from < reserved.len() {
@@ -591,18 +591,13 @@ fn ensure_laid_out(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::control::NoProgress;
     use std::sync::atomic::AtomicBool;
 
     #[test]
     fn wav_files_are_readable_by_an_audio_library_and_reused() {
         let t = tempfile::tempdir().unwrap();
         let cancel = AtomicBool::new(false);
-        let ctl = Control {
-            cancel: &cancel,
-            progress: &NoProgress,
-            world: &crate::world::Alone,
-        };
+        let ctl = Control::quiet(&cancel);
         let mut dd = DataDir::open(t.path(), true).unwrap();
         let fmt = Format::parse("44.1k/16/stereo").unwrap();
         let (spans, reused) = ensure_wavs(&mut dd, "set", 2, &fmt, 300_000, false, &ctl).unwrap();
@@ -645,11 +640,7 @@ mod tests {
         // passes, the last one short.
         let t = tempfile::tempdir().unwrap();
         let cancel = AtomicBool::new(false);
-        let ctl = Control {
-            cancel: &cancel,
-            progress: &NoProgress,
-            world: &crate::world::Alone,
-        };
+        let ctl = Control::quiet(&cancel);
         let mut dd = DataDir::open(t.path(), false).unwrap();
         let fmt = Format::parse("44.1k/16/mono").unwrap();
         let len = 6_500_000u64.next_multiple_of(4096);
@@ -741,11 +732,7 @@ mod tests {
     fn a_file_in_the_way_of_a_later_batch_stops_the_layout_and_is_left_alone() {
         let t = tempfile::tempdir().unwrap();
         let cancel = AtomicBool::new(false);
-        let ctl = Control {
-            cancel: &cancel,
-            progress: &NoProgress,
-            world: &crate::world::Alone,
-        };
+        let ctl = Control::quiet(&cancel);
         let mut dd = DataDir::open(t.path(), false).unwrap();
         let in_the_way = dd
             .root()
@@ -875,11 +862,7 @@ mod tests {
     fn written_back_and_dropped(count: usize) {
         let t = tempfile::tempdir().unwrap();
         let cancel = AtomicBool::new(false);
-        let ctl = Control {
-            cancel: &cancel,
-            progress: &NoProgress,
-            world: &crate::world::Alone,
-        };
+        let ctl = Control::quiet(&cancel);
         let mut dd = DataDir::open(t.path(), false).unwrap();
         let fmt = Format::parse("48k/24/mono").unwrap();
         let (spans, _) = ensure_wavs(&mut dd, "set", count, &fmt, 64 << 10, true, &ctl).unwrap();
@@ -914,11 +897,7 @@ mod tests {
     fn float_and_multichannel_headers_are_readable() {
         let t = tempfile::tempdir().unwrap();
         let cancel = AtomicBool::new(false);
-        let ctl = Control {
-            cancel: &cancel,
-            progress: &NoProgress,
-            world: &crate::world::Alone,
-        };
+        let ctl = Control::quiet(&cancel);
         let mut dd = DataDir::open(t.path(), false).unwrap();
         for (i, f) in ["48k/32f/mono", "96k/24/6"].iter().enumerate() {
             let fmt = Format::parse(f).unwrap();

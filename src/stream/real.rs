@@ -403,7 +403,6 @@ pub fn peak_rss_bytes() -> Option<u64> {
 mod tests {
     use super::*;
     use crate::audio::Format;
-    use crate::control::NoProgress;
     use crate::stream::{Policy, Verdict};
 
     /// A real run that may pass early (`StreamSpec::end_early`) and has its butler idle almost
@@ -414,11 +413,7 @@ mod tests {
     fn a_real_run_with_its_pass_beyond_doubt_ends_at_the_shortest_run_that_can_pass() {
         let t = tempfile::tempdir().unwrap();
         let cancel = AtomicBool::new(false);
-        let ctl = Control {
-            cancel: &cancel,
-            progress: &NoProgress,
-            world: &crate::world::Alone,
-        };
+        let ctl = Control::quiet(&cancel);
         let format = Format::default();
         let spec = StreamSpec {
             format,
