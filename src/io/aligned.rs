@@ -7,10 +7,13 @@ use std::ptr::NonNull;
 /// Alignment of every buffer: a page, which satisfies any logical block size up to 4 KiB.
 pub const ALIGN: usize = 4096;
 
-/// A zeroed, `ALIGN`-aligned buffer of a fixed length.
+/// A zeroed, `ALIGN`-aligned buffer of a fixed length: from the heap, or (rings) mapped straight
+/// from the operating system.
 pub struct AlignedBuf {
     ptr: NonNull<u8>,
     len: usize,
+    /// Mapped from the operating system (`mapped`), not allocated on the heap.
+    mapped: bool,
 }
 
 // The buffer owns its memory exclusively; moving it between threads is sound.
@@ -41,24 +44,43 @@ impl AlignedBuf {
         // 254 segments) and sequential reads ran at half of fio's rate.
         // SAFETY: the allocation is cap bytes long.
         unsafe { std::ptr::write_bytes(ptr.as_ptr(), 0, cap) };
-        Ok(AlignedBuf { ptr, len })
+        Ok(AlignedBuf {
+            ptr,
+            len,
+            mapped: false,
+        })
     }
 
-    /// `try_new` without touching: the pages are reserved but not yet backed, so allocating
+    /// A ring's memory: `try_new`, but mapped straight from the operating system (mmap,
+    /// VirtualAlloc) and touched in order. A heap allocator keeps its header for a page-aligned
+    /// block in the page before it, so each heap-allocated ring also held one page beside it:
+    /// 10,000 one-MiB rings took 39 MiB more than their bytes (BENCHMARKS.md, "Memory and the
+    /// real-time path"). Mapped, a ring costs its pages and nothing else. Not for buffers
+    /// allocated and freed again and again: each mapping's pages are new, where the heap reuses
+    /// what it has touched.
+    pub fn try_mapped(len: usize) -> crate::error::Result<AlignedBuf> {
+        // SAFETY: touched whole before it is returned.
+        let b = unsafe { Self::try_mapped_untouched(len) }?;
+        // SAFETY: the buffer's own start and length, not yet shared.
+        unsafe { Self::touch(b.ptr.as_ptr(), len) };
+        Ok(b)
+    }
+
+    /// `try_mapped` without touching: the pages are reserved but not yet backed, so mapping
     /// thousands of ring buffers takes milliseconds, and the seconds of first-touching them can
     /// be spent on other threads while the run does other work (`touch`).
     ///
     /// # Safety
-    /// The bytes are uninitialised: nothing may read them (through `Deref` or a pointer) until
-    /// `touch` has run on the whole buffer.
-    pub unsafe fn try_new_untouched(len: usize) -> crate::error::Result<AlignedBuf> {
+    /// The bytes are not to be read (through `Deref` or a pointer) until `touch` has run on
+    /// the whole buffer.
+    pub unsafe fn try_mapped_untouched(len: usize) -> crate::error::Result<AlignedBuf> {
         let cap = len.max(1).div_ceil(ALIGN) * ALIGN;
-        let refused = || crate::error::Error::OutOfMemory { bytes: cap as u64 };
-        let layout = Layout::from_size_align(cap, ALIGN).map_err(|_| refused())?;
-        // SAFETY: layout has non-zero size.
-        let p = unsafe { alloc(layout) };
-        let ptr = NonNull::new(p).ok_or_else(refused)?;
-        Ok(AlignedBuf { ptr, len })
+        let ptr = map_pages(cap).ok_or(crate::error::Error::OutOfMemory { bytes: cap as u64 })?;
+        Ok(AlignedBuf {
+            ptr,
+            len,
+            mapped: true,
+        })
     }
 
     /// Zeroes the buffer at `ptr`, `len` bytes rounded up to whole pages as `try_new` does
@@ -101,9 +123,74 @@ impl DerefMut for AlignedBuf {
 
 impl Drop for AlignedBuf {
     fn drop(&mut self) {
-        // SAFETY: allocated in new() with the same layout.
-        unsafe { dealloc(self.ptr.as_ptr(), self.layout()) }
+        if self.mapped {
+            // SAFETY: mapped by `map_pages` with this length, and no longer used.
+            unsafe { unmap_pages(self.ptr, self.layout().size()) }
+        } else {
+            // SAFETY: allocated in try_new() with the same layout.
+            unsafe { dealloc(self.ptr.as_ptr(), self.layout()) }
+        }
     }
+}
+
+/// `len` bytes (a whole number of pages) of new, zero, page-aligned memory from the operating
+/// system, or none where it refuses (out of memory, the process's address-space limit).
+#[cfg(unix)]
+fn map_pages(len: usize) -> Option<NonNull<u8>> {
+    // SAFETY: an anonymous private mapping at an address of the kernel's choosing.
+    let p = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANON,
+            -1,
+            0,
+        )
+    };
+    if p == libc::MAP_FAILED {
+        return None;
+    }
+    NonNull::new(p.cast())
+}
+
+/// Gives back what `map_pages` mapped.
+///
+/// # Safety
+/// `ptr` and `len` are a mapping of `map_pages`, not used afterwards.
+#[cfg(unix)]
+unsafe fn unmap_pages(ptr: NonNull<u8>, len: usize) {
+    // SAFETY: the caller's contract. A failure could only mean arguments that were never
+    // mapped; there is nothing to do about it in a destructor.
+    unsafe { libc::munmap(ptr.as_ptr().cast(), len) };
+}
+
+#[cfg(windows)]
+fn map_pages(len: usize) -> Option<NonNull<u8>> {
+    use windows_sys::Win32::System::Memory::{
+        MEM_COMMIT, MEM_RESERVE, PAGE_READWRITE, VirtualAlloc,
+    };
+    // SAFETY: a new allocation at an address of the system's choosing.
+    let p = unsafe {
+        VirtualAlloc(
+            std::ptr::null(),
+            len,
+            MEM_COMMIT | MEM_RESERVE,
+            PAGE_READWRITE,
+        )
+    };
+    NonNull::new(p.cast())
+}
+
+/// Gives back what `map_pages` mapped.
+///
+/// # Safety
+/// `ptr` is an allocation of `map_pages`, not used afterwards.
+#[cfg(windows)]
+unsafe fn unmap_pages(ptr: NonNull<u8>, _len: usize) {
+    use windows_sys::Win32::System::Memory::{MEM_RELEASE, VirtualFree};
+    // SAFETY: the caller's contract; MEM_RELEASE frees the whole allocation (size 0).
+    unsafe { VirtualFree(ptr.as_ptr().cast(), 0, MEM_RELEASE) };
 }
 
 #[cfg(test)]
@@ -121,10 +208,34 @@ mod tests {
     }
 
     #[test]
+    fn a_mapped_buffer_is_aligned_zero_and_writable() {
+        for len in [1, 4096, 65536 + 7, 1 << 20] {
+            let mut b = AlignedBuf::try_mapped(len).unwrap();
+            assert_eq!(b.as_ptr() as usize % ALIGN, 0);
+            assert_eq!(b.len(), len);
+            assert!(b.iter().all(|&x| x == 0));
+            b.fill(0xa5);
+            assert!(b.iter().all(|&x| x == 0xa5));
+        }
+    }
+
+    #[test]
+    fn a_refused_mapping_is_an_error_naming_its_size() {
+        // More than any address space holds: the system refuses it.
+        let huge = usize::MAX / 2 / ALIGN * ALIGN;
+        // SAFETY: never read (the mapping is refused).
+        match unsafe { AlignedBuf::try_mapped_untouched(huge) } {
+            Err(crate::error::Error::OutOfMemory { bytes }) => assert_eq!(bytes, huge as u64),
+            Err(e) => panic!("refused with another error: {e}"),
+            Ok(_) => panic!("a mapping of {huge} bytes was granted"),
+        }
+    }
+
+    #[test]
     fn an_untouched_buffer_is_aligned_and_zero_once_touched() {
         for len in [1, 4096, 65536 + 7] {
             // SAFETY: touched whole before it is read.
-            let mut b = unsafe { AlignedBuf::try_new_untouched(len) }.unwrap();
+            let mut b = unsafe { AlignedBuf::try_mapped_untouched(len) }.unwrap();
             assert_eq!(b.as_mut_ptr() as usize % ALIGN, 0);
             // SAFETY: the buffer's own start and length, nothing else using it.
             unsafe { AlignedBuf::touch(b.as_mut_ptr(), len) };

@@ -41,13 +41,21 @@ impl Ring {
 
     /// A ring like `new(capacity_bytes, chunk, true)` whose memory comes from `memory` (reused
     /// from an earlier run when it has some of the right size). Give it back with `into_memory`.
-    pub fn from_memory(capacity_bytes: u64, chunk: u64, memory: &mut RingMemory) -> Ring {
+    pub fn from_memory(
+        capacity_bytes: u64,
+        chunk: u64,
+        memory: &mut RingMemory,
+    ) -> crate::error::Result<Ring> {
         assert!(
             chunk > 0 && chunk.is_multiple_of(4096),
             "ring chunk {chunk} must be a multiple of 4096"
         );
         let capacity = Self::slots(capacity_bytes, chunk) * chunk;
-        Self::with(Some(memory.take(capacity as usize)), capacity, chunk)
+        Ok(Self::with(
+            Some(memory.take(capacity as usize)?),
+            capacity,
+            chunk,
+        ))
     }
 
     /// A ring like `from_memory` on the buffer `buf`, which must hold the ring's capacity.
@@ -287,13 +295,13 @@ impl RingMemory {
 
     /// A buffer of `len` bytes: a spare one of that length, else a new one. Spares of another
     /// length are freed (a search keeps one ring size).
-    fn take(&mut self, len: usize) -> AlignedBuf {
+    fn take(&mut self, len: usize) -> crate::error::Result<AlignedBuf> {
         while let Some(b) = self.spare.pop() {
             if b.len() == len {
-                return b;
+                return Ok(b);
             }
         }
-        AlignedBuf::new(len)
+        AlignedBuf::try_mapped(len)
     }
 
     /// Makes sure `count` buffers of `len` bytes are ready, allocating (and touching) the missing
@@ -328,7 +336,7 @@ impl RingMemory {
                     s.spawn(move || {
                         (0..n)
                             .take_while(|_| !stop())
-                            .map(|_| AlignedBuf::try_new(len))
+                            .map(|_| AlignedBuf::try_mapped(len))
                             .collect::<crate::error::Result<Vec<_>>>()
                     })
                 })
@@ -351,7 +359,7 @@ impl RingMemory {
 
     /// `count` buffers of `len` bytes for a run's rings, and how many of them, from the first,
     /// are ready to use: the spares first, then new ones whose pages are not yet touched
-    /// (`AlignedBuf::try_new_untouched`). The run touches those while it locates
+    /// (`AlignedBuf::try_mapped_untouched`). The run touches those while it locates
     /// (`RingsReady`), and must not use one before: allocating 10,000 one-MiB rings this way
     /// takes milliseconds, touching them seconds of both CPUs.
     pub fn lend(
@@ -365,7 +373,7 @@ impl RingMemory {
         for _ in ready..count {
             // SAFETY: the caller touches these before any use (the contract above), and the
             // run gives back only the buffers it touched.
-            bufs.push(unsafe { AlignedBuf::try_new_untouched(len) }?);
+            bufs.push(unsafe { AlignedBuf::try_mapped_untouched(len) }?);
         }
         Ok((bufs, ready))
     }
@@ -516,13 +524,13 @@ mod tests {
     #[test]
     fn ring_memory_is_reused_at_the_same_size_and_freed_otherwise() {
         let mut m = RingMemory::new();
-        let r = Ring::from_memory(3 * 4096, 4096, &mut m);
+        let r = Ring::from_memory(3 * 4096, 4096, &mut m).unwrap();
         assert_eq!(r.capacity(), 3 * 4096);
         assert!(r.has_memory());
         let p = unsafe { r.ptr(0) }.unwrap();
         m.give(r.into_memory().unwrap());
         assert_eq!(m.spare_bytes(), 3 * 4096);
-        let again = Ring::from_memory(3 * 4096, 4096, &mut m);
+        let again = Ring::from_memory(3 * 4096, 4096, &mut m).unwrap();
         assert_eq!(
             unsafe { again.ptr(0) }.unwrap(),
             p,
@@ -530,7 +538,7 @@ mod tests {
         );
         assert_eq!(m.spare_bytes(), 0);
         m.give(again.into_memory().unwrap());
-        let other = Ring::from_memory(8 * 4096, 4096, &mut m);
+        let other = Ring::from_memory(8 * 4096, 4096, &mut m).unwrap();
         assert_eq!(other.capacity(), 8 * 4096);
         assert_eq!(
             m.spare_bytes(),

@@ -1086,8 +1086,8 @@ fn voice_tracks(
                 super::ring::Ring::capacity_for_bytes(cap, chunk) as usize,
             )?;
             (0..n)
-                .map(|_| Track::voice(super::ring::Ring::from_memory(cap, chunk, m)))
-                .collect()
+                .map(|_| super::ring::Ring::from_memory(cap, chunk, m).map(Track::voice))
+                .collect::<crate::error::Result<_>>()?
         }
         None => (0..n)
             .map(|_| Track::voice(super::ring::Ring::new(cap, chunk, false)))
