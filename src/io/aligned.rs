@@ -12,7 +12,7 @@ pub const ALIGN: usize = 4096;
 pub struct AlignedBuf {
     ptr: NonNull<u8>,
     len: usize,
-    /// Mapped from the operating system (`mapped`), not allocated on the heap.
+    /// Mapped from the operating system (`try_mapped`), not allocated on the heap.
     mapped: bool,
 }
 
