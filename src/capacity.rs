@@ -5,7 +5,9 @@
 //! would end the search runs as the confirmation, and where the search ends on a failure, the
 //! count that passed is confirmed in a run of its own. A failed confirmation steps the search
 //! down in confirmation runs, to just under what it delivered where it says, and the bracket
-//! under it narrows as the bisection's does. Every probe is kept.
+//! under it narrows as the bisection's does. A failure whose count passes later probes far above
+//! what it delivered was the probe's, not the count's: the bracket above it is reopened, once a
+//! search. Every probe is kept.
 
 use crate::error::{Error, Result};
 use crate::stream::{CapacityEvidence, Shortcoming, Verdict};
@@ -229,6 +231,10 @@ pub struct RealTimeDetail {
 /// [`crate::stream::EARLY_PASS_IDLE_PCT`] of the time or more: a pass beyond doubt.
 const BEYOND_DOUBT_SHARE: f64 = 1.0 / (1.0 - crate::stream::EARLY_PASS_IDLE_PCT / 100.0);
 
+/// How many tolerances above what the failure at the bracket's top delivered a pass must lie to
+/// show that failure was the probe's and reopen the bracket (see `find_max`).
+const REOPEN_ABOVE: f64 = 5.0;
+
 /// A pass's estimate over its count above which its idle share is taken for a device's bursts
 /// rather than its rate (the butler idle four fifths of the time or more): no double from it.
 /// This machine's disk's first passes were idle 54-56% at 0.47-0.51 of the answer and over two
@@ -362,104 +368,147 @@ pub fn find_max(
             },
         )
     };
+    // The next count above a pass at `n` (see above): the step, no further than the pass's
+    // (upper) estimate, doubled towards it for a pass beyond doubt, within the limit.
+    let climb = |n: u32, lo: u32, step: f64, estimate: Option<f64>| {
+        let mut next = (f64::from(n) * (1.0 + step)).ceil();
+        if let Some(e) = estimate.filter(|&e| e > f64::from(n)) {
+            next = next.min(e.ceil());
+        }
+        // A pass that left the butler idle a fifth of the time or more (the early look's
+        // "beyond doubt") is far from the answer: the count may double, to no more than 0.9
+        // of its estimate (an upper one: devices serve faster after idle gaps) and no less
+        // than the step. On this machine's disk the first guess was 0.47 of the answer
+        // (5659 passing idle 55%, estimating 13363), and two steps of a quarter and 37.5%
+        // climbed to it. A pass idle four fifths of the time or more steps as before: that
+        // says more of a device's bursts than of its rate (a kernel throttle lets every read
+        // through while its group is under the rate: a steady 137 tracks of a cap of 145.8
+        // left the butler idle 98%), and a double from it overshoots.
+        if let Some(e) = estimate
+            .filter(|&e| (BEYOND_DOUBT_SHARE..=TOO_GOOD_SHARE).contains(&(e / f64::from(n))))
+        {
+            next = (f64::from(n) * 2.0).min((0.9 * e).ceil()).max(next);
+        }
+        (next.min(f64::from(limit)) as u32).max(lo + 1).min(limit)
+    };
+    // What the failure that set the bracket's top delivered, while it is the top. A pass far
+    // above that (`REOPEN_ABOVE` tolerances, and at least 5%) shows the failure was the
+    // probe's, not the count's: a host stall, a tick behind its schedule for a moment. Its
+    // count no longer bounds the answer, and the search climbs again from that pass, once a
+    // search (a machine that stalls again and again is the answer's business, not the
+    // search's); the count that failed is its next probe, unless the climb stops short of it.
+    // A fresh clone's search on this machine's disk failed its first probe, 8779, with the
+    // tick 28% behind (kept up with about 6302); 6270 to 8496 then passed with the butler
+    // idle 44-55%, and the search confirmed 8637 in 163 s where searches before and after it
+    // confirmed 12052 in 70-80 s. A failure that delivered about what it asked, or said
+    // nothing (xruns), is never reopened: only passes above what it delivered discredit it.
+    let reopens = |n: u32, top: Option<f64>| {
+        top.is_some_and(|e| f64::from(n) > e * (1.0 + (REOPEN_ABOVE * tolerance).max(0.05)))
+    };
+    let mut top_estimate: Option<f64> = None;
+    let mut reopened = false;
     let mut n = guess;
     let mut step = 0.25f64;
     let mut edge_stepped = false;
-    loop {
-        // A pass at the limit ends the search too (`--max-tracks`, the memory or space the
-        // search may take): `run`'s searches, stopped at 1000 tracks, had probed 1000 twice.
-        let confirming =
-            (n >= limit && hi > limit) || (lo == 0 && closes(n, hi, failed_estimate, false));
-        let Some(pass) = run(
-            n,
-            confirming,
-            &mut cap,
-            (&mut estimate, &mut failed_estimate),
-        )?
-        else {
-            return Ok(finish(cap, lo, hi, limit));
-        };
-        if pass && confirming {
-            cap.confirmed = true;
-            return Ok(finish(cap, n, hi, limit));
-        }
-        if pass {
-            lo = n;
-            if n >= limit || hi <= limit {
-                break;
-            }
-            let mut next = (f64::from(n) * (1.0 + step)).ceil();
-            if let Some(e) = estimate.filter(|&e| e > f64::from(n)) {
-                next = next.min(e.ceil());
-            }
-            // A pass that left the butler idle a fifth of the time or more (the early look's
-            // "beyond doubt") is far from the answer: the count may double, to no more than 0.9
-            // of its estimate (an upper one: devices serve faster after idle gaps) and no less
-            // than the step. On this machine's disk the first guess was 0.47 of the answer
-            // (5659 passing idle 55%, estimating 13363), and two steps of a quarter and 37.5%
-            // climbed to it. A pass idle four fifths of the time or more steps as before: that
-            // says more of a device's bursts than of its rate (a kernel throttle lets every read
-            // through while its group is under the rate: a steady 137 tracks of a cap of 145.8
-            // left the butler idle 98%), and a double from it overshoots.
-            if let Some(e) = estimate
-                .filter(|&e| (BEYOND_DOUBT_SHARE..=TOO_GOOD_SHARE).contains(&(e / f64::from(n))))
-            {
-                next = (f64::from(n) * 2.0).min((0.9 * e).ceil()).max(next);
-            }
-            n = (next.min(f64::from(limit)) as u32).max(lo + 1).min(limit);
-        } else {
-            hi = n;
-            if n == 1 || lo > 0 {
-                break;
-            }
-            let next = match estimate {
-                Some(e) if e < f64::from(n) => below(e),
-                // It delivered all it asked and fell short by another rule (no spare capacity,
-                // the margin): a count at the edge. The first such failure steps down by twice
-                // the tolerance rather than by the step: a fresh clone's search on this
-                // machine's disk fell from 6356 (6359 delivered, no spare capacity) to 5084 and
-                // spent four probes climbing back to 6276.
-                Some(_) if !edge_stepped => {
-                    edge_stepped = true;
-                    f64::from(n) * (1.0 - 2.0 * tolerance)
-                }
-                _ => f64::from(n) / (1.0 + step),
+    'search: loop {
+        loop {
+            // A pass at the limit ends the search too (`--max-tracks`, the memory or space the
+            // search may take): `run`'s searches, stopped at 1000 tracks, had probed 1000 twice.
+            let confirming =
+                (n >= limit && hi > limit) || (lo == 0 && closes(n, hi, failed_estimate, false));
+            let Some(pass) = run(
+                n,
+                confirming,
+                &mut cap,
+                (&mut estimate, &mut failed_estimate),
+            )?
+            else {
+                return Ok(finish(cap, lo, hi, limit));
             };
-            n = (next.floor() as u32).clamp(1, hi - 1);
+            if pass && confirming {
+                cap.confirmed = true;
+                return Ok(finish(cap, n, hi, limit));
+            }
+            if pass {
+                lo = n;
+                if n >= limit || hi <= limit {
+                    break;
+                }
+                n = climb(n, lo, step, estimate);
+            } else {
+                hi = n;
+                top_estimate = estimate;
+                if n == 1 || lo > 0 {
+                    break;
+                }
+                let next = match estimate {
+                    Some(e) if e < f64::from(n) => below(e),
+                    // It delivered all it asked and fell short by another rule (no spare
+                    // capacity, the margin): a count at the edge. The first such failure steps
+                    // down by twice the tolerance rather than by the step: a fresh clone's
+                    // search on this machine's disk fell from 6356 (6359 delivered, no spare
+                    // capacity) to 5084 and spent four probes climbing back to 6276.
+                    Some(_) if !edge_stepped => {
+                        edge_stepped = true;
+                        f64::from(n) * (1.0 - 2.0 * tolerance)
+                    }
+                    _ => f64::from(n) / (1.0 + step),
+                };
+                n = (next.floor() as u32).clamp(1, hi - 1);
+            }
+            step *= 1.5;
+            if lo > 0 && hi <= limit {
+                break;
+            }
         }
-        step *= 1.5;
-        if lo > 0 && hi <= limit {
-            break;
+        // Bisection, then a confirmation at the answer. Near the limit a count passes some
+        // runs and not others, so a failed confirmation is usually a near miss: the search
+        // then steps down from it, to just under what it delivered or by the tolerance, rather
+        // than bisecting again from what passed long ago. From then on every probe is a
+        // confirmation run: one can ask more than a probe (the sampler's lasts 20 s), and short
+        // passes above a failed confirmation say nothing of it (a capped search once called 68
+        // voices confirmed on two short passes after both confirmations above them had
+        // failed). Only a confirmation that passed makes an answer confirmed.
+        while hi - lo > 1 && f64::from(hi - lo) > tolerance * f64::from(hi) {
+            // Where the last failure says more than a bisection, `next_between` follows it.
+            let Some(mid) = next_between(lo, hi, failed_estimate, &mut noisy_probe) else {
+                break;
+            };
+            let confirming = closes(mid, hi, failed_estimate, noisy_probe);
+            let Some(pass) = run(
+                mid,
+                confirming,
+                &mut cap,
+                (&mut estimate, &mut failed_estimate),
+            )?
+            else {
+                return Ok(finish(cap, lo, hi, limit));
+            };
+            if pass && !reopened && hi <= limit && reopens(mid, top_estimate) {
+                // The count that failed is tried again first: no further than it, a climb
+                // that fails again leaves the bracket as narrow as before.
+                let tried = hi;
+                reopened = true;
+                lo = mid;
+                hi = limit + 1;
+                top_estimate = None;
+                failed_estimate = None;
+                noisy_probe = false;
+                n = climb(mid, lo, step, estimate).min(tried);
+                continue 'search;
+            }
+            if pass && confirming {
+                cap.confirmed = true;
+                return Ok(finish(cap, mid, hi, limit));
+            }
+            if pass {
+                lo = mid
+            } else {
+                hi = mid;
+                top_estimate = estimate;
+            }
         }
-    }
-    // Bisection, then a confirmation at the answer. Near the limit a count passes some runs and
-    // not others, so a failed confirmation is usually a near miss: the search then steps down
-    // from it, to just under what it delivered or by the tolerance, rather than bisecting
-    // again from what passed long ago. From then on every probe is a confirmation run: one
-    // can ask more than a probe (the sampler's lasts 20 s), and short passes above a failed
-    // confirmation say nothing of it (a capped search once called 68 voices confirmed on two
-    // short passes after both confirmations above them had failed). Only a confirmation that
-    // passed makes an answer confirmed.
-    while hi - lo > 1 && f64::from(hi - lo) > tolerance * f64::from(hi) {
-        // Where the last failure says more than a bisection, `next_between` follows it.
-        let Some(mid) = next_between(lo, hi, failed_estimate, &mut noisy_probe) else {
-            break;
-        };
-        let confirming = closes(mid, hi, failed_estimate, noisy_probe);
-        let Some(pass) = run(
-            mid,
-            confirming,
-            &mut cap,
-            (&mut estimate, &mut failed_estimate),
-        )?
-        else {
-            return Ok(finish(cap, lo, hi, limit));
-        };
-        if pass && confirming {
-            cap.confirmed = true;
-            return Ok(finish(cap, mid, hi, limit));
-        }
-        if pass { lo = mid } else { hi = mid }
+        break;
     }
     if lo == 0 {
         return Ok(finish(cap, lo, hi, limit));
@@ -1043,8 +1092,8 @@ mod tests {
         // A device that carries 145.8, where one probe (137) ran slow and delivered 129.5
         // after 128 had passed (a capped search once answered 128 from that, 0.88 of the
         // bound): the probe past it (134) passes, and the search goes on between it and the
-        // failure, which stays the bracket's top (a count that failed once is not retried
-        // upwards): 135, 0.93 of the bound rather than 0.88.
+        // failure, which stays the bracket's top (no pass lies 10% above what it delivered, as
+        // a reopening needs): 135, 0.93 of the bound rather than 0.88.
         let mut slow = true;
         let c = find_max(137, 10_000, 0.02, |n, _| {
             let pass = f64::from(n) <= 145.8 && !(n == 137 && slow);
@@ -1069,6 +1118,79 @@ mod tests {
             "{} after {counts:?}",
             c.answer
         );
+    }
+
+    #[test]
+    fn a_failure_far_below_what_passes_after_it_reopens_the_bracket() {
+        // A fresh clone's search on this machine's disk: the first probe, 8779, failed with
+        // its tick 28% behind (it kept up with about 6302), and everything up to the memory
+        // limit, 12052, passed with the butler idle 45% (estimating 1.8 times the count). The
+        // stall bounded that search at 8637; now 7650 passing, over 10% above what the
+        // failure kept up with, reopens the bracket: 8779 is tried again, passes, and the
+        // search climbs to the limit.
+        let mut stalled = false;
+        let c = find_max(8779, 12_052, 0.02, |n, _| {
+            if n == 8779 && !stalled {
+                stalled = true;
+                return probe_result(false, Some(6301.7));
+            }
+            probe_result(true, Some(f64::from(n) / 0.55))
+        })
+        .unwrap();
+        assert_eq!(
+            trail(&c),
+            [
+                (8779, false),
+                (6270, false),
+                (6521, false),
+                (7650, false),
+                (8779, false),
+                (12_052, true)
+            ],
+            "{:?}",
+            c.probes
+        );
+        assert_eq!(c.answer, 12_052);
+        assert!(c.confirmed && c.hit_limit);
+    }
+
+    #[test]
+    fn a_bracket_is_reopened_once_and_a_count_that_fails_again_bounds_the_answer() {
+        // Every count above 9000 fails, each time keeping up with only 6000 (a disk whose
+        // rate collapses beyond 9000): a pass above 6600 reopens the bracket once, the count
+        // that failed is tried again and fails again, and the search ends under it.
+        let c = find_max(9500, 20_000, 0.02, |n, _| {
+            let pass = n <= 9000;
+            probe_result(pass, Some(if pass { f64::from(n) / 0.55 } else { 6000.0 }))
+        })
+        .unwrap();
+        let counts: Vec<u32> = c.probes.iter().map(|p| p.count).collect();
+        assert!(c.confirmed, "{counts:?}");
+        assert!(
+            (8820..=9000).contains(&c.answer),
+            "{} after {counts:?}",
+            c.answer
+        );
+        // 7854 reopens it; 9500 is tried again and fails; nothing above it is probed, and
+        // the bisection below it ends as before a reopening (8169 past the pass, then halves).
+        assert_eq!(counts[..5], [9500, 5970, 6209, 7854, 9500], "{counts:?}");
+        assert!(counts.iter().all(|&n| n <= 9500), "{counts:?}");
+        assert_eq!(
+            counts.iter().filter(|&&n| n > 9000).count(),
+            3,
+            "the failure, its retry and one bisection probe: {counts:?}"
+        );
+    }
+
+    #[test]
+    fn a_failure_that_delivered_what_it_could_is_never_reopened() {
+        // A device that carries 8000: 8779 delivers 8000 and no pass lies 10% above that, so
+        // the failure stays the bracket's top.
+        let c = find_max(8779, 12_052, 0.02, estimating(8000.0, 8000.0 * 1.8, 8000.0)).unwrap();
+        let counts: Vec<u32> = c.probes.iter().map(|p| p.count).collect();
+        assert!(c.confirmed, "{counts:?}");
+        assert!(counts.iter().skip(1).all(|&n| n < 8779), "{counts:?}");
+        assert!((7840..=8000).contains(&c.answer), "{counts:?}");
     }
 
     #[test]
