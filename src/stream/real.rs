@@ -169,6 +169,7 @@ impl Timing for RealTime {
                         // A probe whose tick is further behind than the run is long has taken
                         // over twice its time: it cannot pass, and could go on for minutes.
                         if spec.stop_early && late_ns > run_ns {
+                            lag.stop_behind(late_ns);
                             stopped_early = true;
                             stopped_behind = true;
                             break;

@@ -133,6 +133,21 @@ impl LagSeries {
         self.n = 0;
     }
 
+    /// The run stops at its last recorded tick because that tick is too far behind to pass
+    /// (`TickReport::stopped_behind`): the point it ends on is that tick's lateness, not the
+    /// least of its partial point, which a stall that came after the point's first ticks
+    /// would hide (a probe stalled for minutes once ended on a point of 0.2 ms and passed).
+    pub fn stop_behind(&mut self, late_ns: u64) {
+        self.flush();
+        // `new` leaves room for the last point past the ones `record` flushes.
+        if self.points.len() < self.points.capacity() {
+            self.points.push(LagPoint {
+                t_ms: (self.tick * self.period_ns) as f64 / 1e6,
+                late_ms: late_ns as f64 / 1e6,
+            });
+        }
+    }
+
     pub fn finish(mut self) -> Vec<LagPoint> {
         self.flush();
         self.points
@@ -355,6 +370,36 @@ mod tests {
         }
         assert_eq!(l.points.capacity(), cap, "the series allocated on the way");
         l.finish()
+    }
+
+    #[test]
+    fn a_run_stopped_behind_ends_on_the_lateness_it_stopped_for() {
+        // 1000 ticks on time, then one that wakes 20 s late (a stall longer than the run): the
+        // run stops there, and the whole run's share not asked for is that lateness against the
+        // wall time, not the least lateness of the point the stall fell in (0.1 ms).
+        let period_ns = 5_333_333;
+        let mut l = LagSeries::new(2800, period_ns);
+        let cap = l.points.capacity();
+        for _ in 0..1000 {
+            l.record(100_000);
+        }
+        l.record(20_000_000_000);
+        l.stop_behind(20_000_000_000);
+        assert_eq!(l.points.capacity(), cap, "the series allocated on the way");
+        let lag = l.finish();
+        let last = lag.last().unwrap();
+        assert_eq!(last.late_ms, 20_000.0);
+        let b = tick_behind_whole_pct(&lag).unwrap();
+        let t = 1001.0 * 16.0 / 3.0;
+        assert!((b - 100.0 * 20_000.0 / (t + 20_000.0)).abs() < 0.01, "{b}");
+        assert!(b > 50.0, "{b}");
+        // Stopping at a point's end leaves room for it as well.
+        let mut l = LagSeries::new(512, period_ns);
+        for _ in 0..512 {
+            l.record(100_000);
+        }
+        l.stop_behind(9_000_000_000);
+        assert_eq!(l.finish().last().unwrap().late_ms, 9_000.0);
     }
 
     #[test]
