@@ -400,7 +400,7 @@ pub fn find_max(
     // A fresh clone's search on this machine's disk failed its first probe, 8779, with the
     // tick 28% behind (kept up with about 6302); 6270 to 8496 then passed with the butler
     // idle 44-55%, and the search confirmed 8637 in 163 s where searches before and after it
-    // confirmed 12052 in 70-80 s. A failure that delivered about what it asked, or said
+    // confirmed 12052 in 64-80 s. A failure that delivered about what it asked, or said
     // nothing (xruns), is never reopened: only passes above what it delivered discredit it.
     let reopens = |n: u32, top: Option<f64>| {
         top.is_some_and(|e| f64::from(n) > e * (1.0 + (REOPEN_ABOVE * tolerance).max(0.05)))
@@ -484,7 +484,7 @@ pub fn find_max(
             else {
                 return Ok(finish(cap, lo, hi, limit));
             };
-            if pass && !reopened && hi <= limit && reopens(mid, top_estimate) {
+            if pass && !reopened && reopens(mid, top_estimate) {
                 // The count that failed is tried again first: no further than it, a climb
                 // that fails again leaves the bracket as narrow as before.
                 let tried = hi;

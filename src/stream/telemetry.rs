@@ -136,7 +136,7 @@ impl LagSeries {
     /// The run stops at its last recorded tick because that tick is too far behind to pass
     /// (`TickReport::stopped_behind`): the point it ends on is that tick's lateness, not the
     /// least of its partial point, which a stall that came after the point's first ticks
-    /// would hide (a probe stalled for minutes once ended on a point of 0.2 ms and passed).
+    /// would hide (a probe stalled for minutes once passed).
     pub fn stop_behind(&mut self, late_ns: u64) {
         self.flush();
         // `new` leaves room for the last point past the ones `record` flushes.
