@@ -66,6 +66,7 @@ def scrub_doc(value):
 
 
 def scrub_text(text, folders):
+    text = text.replace(BINARY, "trackbench")
     for f in folders:
         text = text.replace(f, "<DIR>")
     text = re.sub(r"\d+(\.\d+)?[KMGT]? free", "<n> free", text)
@@ -76,7 +77,12 @@ def scrub_text(text, folders):
     return text
 
 
+BINARY = "trackbench"
+
+
 def record(binary, outdir):
+    global BINARY
+    BINARY = binary
     os.makedirs(outdir, exist_ok=True)
     env = dict(os.environ, COLUMNS="100", NO_COLOR="1")
     for name, args in CASES:

@@ -1,4 +1,4 @@
-//! How many probes the capacity search (`trackbench::capacity::find_max`, the real one) takes,
+//! How many probes the capacity search (`trackbench::search::find_max`, the real one) takes,
 //! and where it lands, against a modelled device whose rate moves from probe to probe: the
 //! figures behind BENCHMARKS.md's "How many probes a search needs" (issue 18's 90 s).
 //!
@@ -25,8 +25,8 @@
 //! track beyond the first guess that a probe asked for (its file laid out and deleted).
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use trackbench::capacity::{ProbeResult, find_max};
-use trackbench::stream::Verdict;
+use trackbench::engine::Verdict;
+use trackbench::search::{ProbeResult, find_max};
 
 struct Noise {
     noise: f64,

@@ -83,7 +83,7 @@ pub struct Control<'a> {
     pub cancel: &'a AtomicBool,
     pub progress: &'a dyn Progress,
     /// The computers running this measurement at once (one, or a studio's ranks).
-    pub world: &'a dyn crate::world::World,
+    pub world: &'a dyn crate::studio::World,
 }
 
 impl<'a> Control<'a> {
@@ -93,7 +93,7 @@ impl<'a> Control<'a> {
         Control {
             cancel,
             progress: &NoProgress,
-            world: &crate::world::Alone,
+            world: &crate::studio::Alone,
         }
     }
 

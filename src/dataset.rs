@@ -691,7 +691,7 @@ mod tests {
         let ctl = Control {
             cancel: &cancel,
             progress: &progress,
-            world: &crate::world::Alone,
+            world: &crate::studio::Alone,
         };
         let mut dd = DataDir::open(t.path(), false).unwrap();
         let fmt = Format::parse("48k/24/mono").unwrap();
@@ -774,7 +774,7 @@ mod tests {
         let ctl = Control {
             cancel: &cancel,
             progress: &progress,
-            world: &crate::world::Alone,
+            world: &crate::studio::Alone,
         };
         let mut dd = DataDir::open(t.path(), false).unwrap();
         let fmt = Format::parse("48k/24/mono").unwrap();

@@ -2,30 +2,28 @@
 //! megabytes, IOPS and latencies underneath. This library measures and never prints.
 
 pub mod audio;
-pub mod capacity;
 pub mod clock;
 pub mod content;
 pub mod control;
 pub mod datadir;
 pub mod dataset;
+pub mod engine;
 pub mod error;
-pub mod findings;
 pub mod fio;
 pub mod host;
 pub mod io;
 pub mod memory;
-pub mod metrics;
 pub mod platform;
-pub mod report;
+pub mod present;
 pub mod result;
+pub mod search;
 pub mod session;
 pub mod stats;
 pub mod store;
-pub mod stream;
+pub mod studio;
 pub mod suite;
 pub mod target;
 pub mod units;
 pub mod workloads;
-pub mod world;
 
 pub use error::{Error, Result};

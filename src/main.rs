@@ -1,6 +1,7 @@
 //! The trackbench binary: parses the command line, shows progress, prints tables and writes
 //! result documents. All measuring happens in the library.
 
+mod browser;
 mod cli;
 
 use anyhow::{Context, Result, bail};
@@ -17,16 +18,16 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use trackbench::datadir::{self, DataDir};
 use trackbench::error::Error;
-use trackbench::report;
-use trackbench::report::output::Output;
+use trackbench::present;
+use trackbench::present::output::Output;
 use trackbench::result::ResultDoc;
 use trackbench::session::{self, Outcome, Plan};
 use trackbench::store;
+use trackbench::studio::{Alone, World};
 use trackbench::target::{self, TargetKind};
 use trackbench::units::fmt_size;
-use trackbench::workloads::stream::{StreamKind, Streaming};
+use trackbench::workloads::multitrack::{StreamKind, Streaming};
 use trackbench::workloads::{Workload, seq::SeqMode};
-use trackbench::world::{Alone, World};
 
 /// The system allocator, counting what the audio tick allocates inside its real-time loop, so
 /// every streaming result can state that the number is zero.
@@ -53,8 +54,8 @@ unsafe impl std::alloc::GlobalAlloc for CountingAlloc {
 }
 
 fn count_realtime_allocation() {
-    if trackbench::stream::real::in_realtime_loop() {
-        trackbench::stream::real::REALTIME_ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+    if trackbench::engine::real_time::in_realtime_loop() {
+        trackbench::engine::real_time::REALTIME_ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
     }
 }
 
@@ -68,7 +69,7 @@ const EXIT_INTERRUPTED: u8 = 130;
 static SECOND_SIGNAL_MESSAGE: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
 
 fn main() -> ExitCode {
-    trackbench::stream::real::ALLOCATIONS_COUNTED.store(true, Ordering::Relaxed);
+    trackbench::engine::real_time::ALLOCATIONS_COUNTED.store(true, Ordering::Relaxed);
     raise_open_file_limit();
     let cli = Cli::parse();
     let cancel = Arc::new(AtomicBool::new(false));
@@ -181,14 +182,14 @@ struct Ctx<'a> {
     world: &'a dyn World,
     /// The browser face watching this run (`trackbench ui`), with the command line it stands
     /// for (what the result records).
-    observer: Option<(&'a dyn cli::ui::Observer, &'a [String])>,
+    observer: Option<(&'a dyn browser::Observer, &'a [String])>,
 }
 
 /// The world of ranks this process belongs to: an MPI job's when a launcher started it and the
 /// command measures (other commands, and the cleaner an interrupted rank starts, never join
 /// one); otherwise none, and the command runs alone as it always has.
 #[cfg(feature = "mpi")]
-type Ranks = trackbench::world::mpi::MpiWorld;
+type Ranks = trackbench::studio::mpi::MpiWorld;
 #[cfg(not(feature = "mpi"))]
 type Ranks = Alone;
 
@@ -204,7 +205,7 @@ fn world_for(c: &Command) -> Result<Option<Ranks>> {
     );
     #[cfg(feature = "mpi")]
     if measures {
-        return trackbench::world::mpi::MpiWorld::from_launcher()
+        return trackbench::studio::mpi::MpiWorld::from_launcher()
             .context("joining the MPI job this process was launched into");
     }
     let _ = measures;
@@ -238,7 +239,7 @@ fn dispatch(cli: Cli, cancel: &AtomicBool) -> Result<ExitCode> {
         .as_ref()
         .map_or(&Alone as &dyn World, |w| w as &dyn World);
     if let Command::Ui(a) = &cli.command {
-        return cli::ui::serve(a, cancel, run_for_ui);
+        return browser::serve(a, cancel, run_for_ui);
     }
     let ctx = &Ctx {
         cancel,
@@ -258,7 +259,7 @@ fn dispatch(cli: Cli, cancel: &AtomicBool) -> Result<ExitCode> {
 fn run_for_ui(
     args: &[String],
     cancel: &AtomicBool,
-    observer: &dyn cli::ui::Observer,
+    observer: &dyn browser::Observer,
 ) -> Result<ExitCode> {
     let cli = Cli::try_parse_from(args)?;
     let ctx = &Ctx {
@@ -409,7 +410,7 @@ fn role_counts(kind: StreamKind, tracks: u32) -> (u32, u32) {
 /// The terminal and `--json` presenter of a session.
 struct Printer<'a> {
     bars: Bars,
-    observer: Option<&'a dyn cli::ui::Observer>,
+    observer: Option<&'a dyn browser::Observer>,
     out: std::cell::RefCell<Box<dyn Write>>,
     json_out: Option<&'a Output>,
     target_arg: &'a Path,
@@ -466,10 +467,10 @@ impl trackbench::session::Sink for Printer<'_> {
         }
     }
     fn started(&self, doc: &ResultDoc) {
-        let _ = write!(self.out.borrow_mut(), "{}", report::terminal::header(doc));
+        let _ = write!(self.out.borrow_mut(), "{}", present::terminal::header(doc));
     }
     fn section(&self, section: &trackbench::result::Section) {
-        let text = report::terminal::section(section);
+        let text = present::terminal::section(section);
         if let Some(o) = self.observer {
             o.section(&section.workload, &text);
         }
@@ -479,7 +480,7 @@ impl trackbench::session::Sink for Printer<'_> {
     }
     fn finished(&self, doc: &ResultDoc) -> trackbench::error::Result<()> {
         match self.json_out {
-            Some(j) => j.write(&report::json::to_string(doc)?),
+            Some(j) => j.write(&present::json::to_string(doc)?),
             None => Ok(()),
         }
     }
@@ -638,7 +639,7 @@ fn measure(req: Request<'_>, ctx: &Ctx<'_>) -> Result<ExitCode> {
     if !root {
         // Rank 0 died: this rank speaks for the studio, from its own part of the figures.
         let mut out = std::io::stdout();
-        let _ = write!(out, "{}", report::terminal::document(&doc));
+        let _ = write!(out, "{}", present::terminal::document(&doc));
         *printer.out.borrow_mut() = Box::new(std::io::sink());
     }
     let mut stored_id = None;
@@ -664,24 +665,24 @@ fn measure(req: Request<'_>, ctx: &Ctx<'_>) -> Result<ExitCode> {
     }
     let mut written_report = None;
     if let Some(r) = report_out.as_ref().filter(|_| measured) {
-        match report::html::document(&doc).and_then(|html| r.write(&html)) {
+        match present::html::document(&doc).and_then(|html| r.write(&html)) {
             Ok(()) => written_report = Some(r.path()),
             Err(e) => doc.warnings.push(format!("no report: {e}")),
         }
     }
     let mut out = printer.out.borrow_mut();
-    if let Some(studio) = report::terminal::studio(&doc) {
+    if let Some(studio) = present::terminal::studio(&doc) {
         let _ = write!(out, "\n{studio}");
     }
-    let summary = report::summary::summary(&doc);
+    let summary = present::summary::summary(&doc);
     if let Some(summary) = &summary {
         let _ = write!(out, "\n{summary}");
     }
     if let Some(o) = printer.observer {
-        o.done(&cli::ui::Done {
+        o.done(&browser::Done {
             stored: stored_id,
             summary: summary.as_deref(),
-            headline: &report::summary::headline(&doc),
+            headline: &present::summary::headline(&doc),
             interrupted: doc.interrupted,
             failure: failure.as_ref().map(|e| e.to_string()),
             warnings: &doc.warnings,
@@ -698,9 +699,9 @@ fn measure(req: Request<'_>, ctx: &Ctx<'_>) -> Result<ExitCode> {
         );
     }
     if json_to_stdout {
-        println!("{}", report::json::to_string(&doc)?);
+        println!("{}", present::json::to_string(&doc)?);
     } else if let Some(j) = &json_out {
-        j.write(&report::json::to_string(&doc)?)?;
+        j.write(&present::json::to_string(&doc)?)?;
     }
     if let Some(e) = failure {
         return Err(e).context("measurement failed");
@@ -750,7 +751,7 @@ fn history(a: &HistoryArgs) -> Result<ExitCode> {
         println!("no stored results match, in {}", s.location());
         return Ok(ExitCode::SUCCESS);
     }
-    print!("{}", report::terminal::history(&rows));
+    print!("{}", present::terminal::history(&rows));
     println!(
         "{} result(s) from {}; trackbench show ID{} shows one",
         rows.len(),
@@ -764,7 +765,7 @@ fn show(a: &ShowArgs) -> Result<ExitCode> {
     let mut s = store::open(a.store.db.as_deref())?;
     let doc = s.load(a.id)?;
     let format = if a.json { "json" } else { "terminal" };
-    let p = report::presenter(format).context("a presenter for every show format")?;
+    let p = present::presenter(format).context("a presenter for every show format")?;
     let text = p.render(&doc)?;
     print!("{text}");
     if !text.ends_with('\n') {
@@ -818,19 +819,19 @@ fn compare(a: &CompareArgs) -> Result<ExitCode> {
         .map(|p| Output::prepare(p, "the comparison (--output)"))
         .transpose()?;
     let docs = load_results(&a.results, &a.store)?;
-    let unfair = report::compare::unfair_differences(&docs);
+    let unfair = present::compare::unfair_differences(&docs);
     if !unfair.is_empty() && !a.unfair {
         bail!(
             "these results ran with different settings, so their figures do not compare:\n  {}\n(--unfair compares them anyway)",
             unfair.join("\n  ")
         );
     }
-    print!("{}", report::compare::terminal(&docs));
+    print!("{}", present::compare::terminal(&docs));
     for u in &unfair {
         println!("warning: compared although {u}");
     }
     if let Some(o) = html_out {
-        o.write(&report::compare::html(&docs, &unfair)?)?;
+        o.write(&present::compare::html(&docs, &unfair)?)?;
         println!(
             "comparison: {} (one HTML file with charts)",
             o.path().display()
@@ -845,8 +846,8 @@ fn report_cmd(a: &ReportArgs) -> Result<ExitCode> {
     } else {
         a.to.as_str()
     };
-    let presenter = report::presenter(name).ok_or_else(|| {
-        let names: Vec<_> = report::PRESENTERS.iter().map(|p| p.name()).collect();
+    let presenter = present::presenter(name).ok_or_else(|| {
+        let names: Vec<_> = present::PRESENTERS.iter().map(|p| p.name()).collect();
         anyhow::anyhow!("invalid format {name:?}: one of {}", names.join(", "))
     })?;
     let html = presenter.name() == "html";

@@ -10,9 +10,9 @@ use crate::host;
 use crate::io::IoSettings;
 use crate::memory::MemoryBudget;
 use crate::result::{ResultDoc, Section, SessionInfo, Studio, StudioHost};
+use crate::studio::{Ended, PlanPrint, World};
 use crate::target::{self, TargetKind};
 use crate::workloads::{Env, Workload, run_repeated};
-use crate::world::{Ended, PlanPrint, World};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -89,7 +89,7 @@ pub struct Outcome {
 /// their own part only: the caller stores and shows rank 0's.
 pub fn run(plan: Plan, world: &dyn World, cancel: &AtomicBool, sink: &dyn Sink) -> Result<Outcome> {
     let target = target::inspect(&plan.target);
-    let target = crate::world::agree_ok(world, "target", target, cancel)?;
+    let target = crate::studio::agree_ok(world, "target", target, cancel)?;
     if plan.is_suite() && target.kind != TargetKind::Directory {
         return Err(Error::BadTarget {
             path: plan.target.clone(),
@@ -101,7 +101,7 @@ pub fn run(plan: Plan, world: &dyn World, cancel: &AtomicBool, sink: &dyn Sink) 
     }
     // Hashing the executable is for ranks to compare: alone there is nothing to compare with.
     if !world.is_alone() {
-        crate::world::agree_on_plan(world, &PlanPrint::of(&plan.command), cancel)?;
+        crate::studio::agree_on_plan(world, &PlanPrint::of(&plan.command), cancel)?;
     }
     // Simulated runs touch nothing on the target.
     let uses_disk = plan.workloads.iter().any(|w| w.uses_disk());
@@ -113,7 +113,7 @@ pub fn run(plan: Plan, world: &dyn World, cancel: &AtomicBool, sink: &dyn Sink) 
         }
         _ => Ok(None),
     };
-    let mut data = crate::world::agree_ok(world, "data directory", opened, cancel)?;
+    let mut data = crate::studio::agree_ok(world, "data directory", opened, cancel)?;
     if let Some(d) = &data {
         sink.data_dir_opened(d.root());
         for n in &d.notes {
@@ -154,7 +154,7 @@ pub fn run(plan: Plan, world: &dyn World, cancel: &AtomicBool, sink: &dyn Sink) 
             Err(Error::Interrupted) => Ended::Interrupted,
             Err(e) => Ended::Failed(e.to_string()),
         };
-        let agreed = crate::world::agree_ended(world, ended, cancel);
+        let agreed = crate::studio::agree_ended(world, ended, cancel);
         let measured = match mine {
             Ok(section) => Some(section),
             Err(Error::Interrupted) => {
@@ -256,7 +256,7 @@ fn studio(world: &dyn World, doc: &mut ResultDoc, ok: bool, cancel: &AtomicBool)
                 })
                 .collect(),
         };
-        match crate::world::gather(world, "results", &part, cancel) {
+        match crate::studio::gather(world, "results", &part, cancel) {
             Ok(parts) => {
                 let starts: Vec<Vec<u64>> = parts.iter().map(|p| p.starts_ns.clone()).collect();
                 let skews = Studio::skews_ms(&starts);
@@ -363,7 +363,7 @@ mod tests {
         let t = tempfile::tempdir().unwrap();
         let log = Log::default();
         let cancel = AtomicBool::new(false);
-        let o = run(plan(t.path(), "seek"), &crate::world::Alone, &cancel, &log).unwrap();
+        let o = run(plan(t.path(), "seek"), &crate::studio::Alone, &cancel, &log).unwrap();
         assert!(o.failure.is_none() && o.unfinished.is_none() && o.kept.is_none());
         assert_eq!(o.doc.sections.len(), 1);
         assert!(!o.doc.finished_at.is_empty());
@@ -380,7 +380,7 @@ mod tests {
         let cancel = AtomicBool::new(true);
         let o = run(
             plan(t.path(), "seek"),
-            &crate::world::Alone,
+            &crate::studio::Alone,
             &cancel,
             &Log::default(),
         )
@@ -394,7 +394,7 @@ mod tests {
         std::fs::write(&f, b"x").unwrap();
         let e = run(
             plan(&f, "run"),
-            &crate::world::Alone,
+            &crate::studio::Alone,
             &cancel,
             &Log::default(),
         )

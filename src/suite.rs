@@ -3,9 +3,9 @@
 //! Its summary, which every presenter shows, is `report::summary`.
 
 use crate::audio::Format;
+use crate::engine::ButlerMode;
+use crate::engine::profile::SamplerPolicy;
 use crate::error::Result;
-use crate::stream::ButlerMode;
-use crate::stream::profile::SamplerPolicy;
 use crate::workloads::Workload;
 use crate::workloads::access::Access;
 use crate::workloads::bounce::Bounce;
@@ -66,9 +66,9 @@ pub fn standard(format: Format) -> Result<Vec<Box<dyn Workload>>> {
             notes_per_s: DEFAULT_NOTES_PER_S,
             butler: ButlerMode::Serial,
             profile,
-            period_frames: crate::stream::DEFAULT_PERIOD,
+            period_frames: crate::engine::DEFAULT_PERIOD,
             duration: None,
-            margin: crate::stream::DEFAULT_MARGIN,
+            margin: crate::engine::DEFAULT_MARGIN,
             device: None,
             find_max: true,
             max_voices: Some(SUITE_MAX_VOICES),

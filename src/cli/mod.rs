@@ -1,18 +1,17 @@
 //! Command-line arguments, and their conversion from raw flags into validated workload settings.
 
 pub mod progress;
-pub mod ui;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 use std::time::Duration;
 use trackbench::audio::Format;
+use trackbench::engine::virtual_time::DeviceModel;
+use trackbench::engine::{ButlerMode, Policy, StreamSpec};
 use trackbench::io::{BackendKind, IoSettings};
-use trackbench::stream::sim::DeviceModel;
-use trackbench::stream::{ButlerMode, Policy, StreamSpec};
 use trackbench::units::{parse_duration, parse_size};
-use trackbench::workloads::stream::{StreamKind, Streaming};
+use trackbench::workloads::multitrack::{StreamKind, Streaming};
 use trackbench::workloads::{
     access::Access,
     check_block, check_duration,
@@ -526,12 +525,12 @@ impl StreamOpts {
         }
         let margin = match &self.margin {
             Some(m) => parse_pct("margin", m)?,
-            None => policy.margin.unwrap_or(trackbench::stream::DEFAULT_MARGIN),
+            None => policy.margin.unwrap_or(trackbench::engine::DEFAULT_MARGIN),
         };
         let period = self
             .period
             .or(policy.period_frames)
-            .unwrap_or(trackbench::stream::DEFAULT_PERIOD);
+            .unwrap_or(trackbench::engine::DEFAULT_PERIOD);
         let dur = self
             .duration
             .as_deref()
@@ -585,7 +584,7 @@ impl StreamOpts {
             start_at_first_refill: false,
         };
         spec.validate()?;
-        let planned = trackbench::workloads::stream::planned_duration_s(
+        let planned = trackbench::workloads::multitrack::planned_duration_s(
             &spec,
             self.find_max,
             device.is_some(),
@@ -593,14 +592,14 @@ impl StreamOpts {
         match dur {
             None => spec.duration_ns = (planned * 1e9) as u64,
             // A probe too short to tell could never pass: the search would answer 0.
-            Some(d) if self.find_max && d.as_secs_f64() < trackbench::stream::min_run_s(&spec) => {
+            Some(d) if self.find_max && d.as_secs_f64() < trackbench::engine::min_run_s(&spec) => {
                 bail!(
                     "invalid duration {:?} for --find-max: with {} rings ({:.2} s) each probe needs at least {:.1} s (one ring plus {}) before it can pass; leave --duration out to let the search plan it ({:.1} s), or use smaller rings (--buffer, --chunk)",
                     self.duration.as_deref().unwrap_or_default(),
                     trackbench::units::fmt_size(spec.ring_bytes()),
                     spec.ring_s(),
-                    trackbench::stream::min_run_s(&spec),
-                    trackbench::stream::steady_words(),
+                    trackbench::engine::min_run_s(&spec),
+                    trackbench::engine::steady_words(),
                     planned
                 )
             }
@@ -664,7 +663,7 @@ pub struct SamplerArgs {
     #[arg(long)]
     pub butler: Option<String>,
     /// Frames per audio period (the tick)
-    #[arg(long, default_value_t = trackbench::stream::DEFAULT_PERIOD, value_name = "FRAMES")]
+    #[arg(long, default_value_t = trackbench::engine::DEFAULT_PERIOD, value_name = "FRAMES")]
     pub period: u32,
     /// Length of each run [default: 15 s, or as long as the rings need; with --find-max, one ring and 5 s of steady running (simulated: a minute)]
     #[arg(long)]
@@ -690,7 +689,7 @@ pub struct SamplerArgs {
 
 impl SamplerArgs {
     pub fn workload(&self) -> Result<trackbench::workloads::sampler::Sampler> {
-        use trackbench::stream::profile::SamplerPolicy;
+        use trackbench::engine::profile::SamplerPolicy;
         let format = self.common.settings_for(None, "48k/24/stereo")?.format;
         let mut profile = SamplerPolicy::named(&self.profile, &format)?;
         if let Some(p) = &self.preload {
@@ -756,13 +755,13 @@ impl SamplerArgs {
         let spec = w.spec(w.voices, 1_000_000_000, 4096);
         spec.validate()?;
         if let Some(d) = w.duration
-            && d.as_secs_f64() < trackbench::stream::sampler::min_run_s(&spec)
+            && d.as_secs_f64() < trackbench::engine::voices::min_run_s(&spec)
             && w.find_max
         {
             bail!(
                 "invalid duration {:?} for --find-max: each probe needs at least {:.1} s (one ring and 5 s of steady running) before it can pass; leave --duration out to let the search plan it",
                 self.duration.as_deref().unwrap_or_default(),
-                trackbench::stream::sampler::min_run_s(&spec)
+                trackbench::engine::voices::min_run_s(&spec)
             );
         }
         Ok(w)
@@ -1156,9 +1155,9 @@ pub fn role(
     roles: Option<&str>,
     rank: u32,
     size: u32,
-    default: trackbench::workloads::stream::StreamKind,
-) -> Result<trackbench::workloads::stream::StreamKind> {
-    use trackbench::workloads::stream::StreamKind;
+    default: trackbench::workloads::multitrack::StreamKind,
+) -> Result<trackbench::workloads::multitrack::StreamKind> {
+    use trackbench::workloads::multitrack::StreamKind;
     let Some(roles) = roles else {
         return Ok(default);
     };
@@ -1405,7 +1404,7 @@ mod tests {
 
     #[test]
     fn roles_name_every_rank_and_add_up_to_the_ranks_there_are() {
-        use trackbench::workloads::stream::StreamKind::{Play, Record};
+        use trackbench::workloads::multitrack::StreamKind::{Play, Record};
         let r = |rank| role(Some("play:2,record:1"), rank, 3, Play).unwrap();
         assert_eq!([r(0), r(1), r(2)], [Play, Play, Record]);
         assert_eq!(role(None, 2, 3, Record).unwrap(), Record);

@@ -75,7 +75,7 @@ pub fn stonewall(ctl: &Control<'_>, s: &mut DriveStats) -> Result<()> {
     if ctl.world.is_alone() {
         return Ok(());
     }
-    let all = crate::world::gather(
+    let all = crate::studio::gather(
         ctl.world,
         "transfer ended",
         &s.elapsed.as_secs_f64(),
@@ -550,7 +550,7 @@ mod tests {
         let ctl = Control {
             cancel: &cancel,
             progress: &NoProgress,
-            world: &crate::world::Alone,
+            world: &crate::studio::Alone,
         };
         let mut r = Seq {
             kind: OpKind::Read,
@@ -575,7 +575,7 @@ mod tests {
         let ctl = Control {
             cancel: &cancel,
             progress: &NoProgress,
-            world: &crate::world::Alone,
+            world: &crate::studio::Alone,
         };
         let mut w = Seq {
             kind: OpKind::Write,
@@ -636,7 +636,7 @@ mod tests {
         let ctl = Control {
             cancel: &cancel,
             progress: &NoProgress,
-            world: &crate::world::Alone,
+            world: &crate::studio::Alone,
         };
         let mut lay = Seq {
             kind: OpKind::Write,
@@ -676,7 +676,7 @@ mod tests {
         let ctl = Control {
             cancel: &cancel,
             progress: &NoProgress,
-            world: &crate::world::Alone,
+            world: &crate::studio::Alone,
         };
         let mut r = Seq {
             kind: OpKind::Read,

@@ -4,9 +4,9 @@
 //! requests in flight and measures them.
 
 pub mod aligned;
+pub mod device_model;
 pub mod driver;
 pub mod pool;
-pub mod sim;
 pub mod sync;
 #[cfg(target_os = "linux")]
 pub mod uring;

@@ -370,7 +370,7 @@ mod tests {
         /// `pattern` with `threads` workers and buffers of `buf_len`, in `world`.
         fn drive_in(
             &self,
-            world: &dyn crate::world::World,
+            world: &dyn crate::studio::World,
             (buf_len, threads): (usize, usize),
             pattern: &mut dyn Pattern,
             limits: Limits,
@@ -401,7 +401,7 @@ mod tests {
             pattern: &mut dyn Pattern,
             limits: Limits,
         ) -> Result<DriveStats> {
-            self.drive_in(&crate::world::Alone, shape, pattern, limits, false)
+            self.drive_in(&crate::studio::Alone, shape, pattern, limits, false)
         }
     }
 
@@ -469,7 +469,7 @@ mod tests {
         let mut r = seq(OpKind::Read, 1 << 20, 4096);
         let s = fx
             .drive_in(
-                &crate::world::Alone,
+                &crate::studio::Alone,
                 (4096, 4),
                 &mut r,
                 Limits::default(),
@@ -526,7 +526,7 @@ mod tests {
     fn a_studio_rank_keeps_a_timeline_of_what_its_workers_did() {
         /// A world of two whose gathers nobody calls here: only `is_alone` matters.
         struct Two;
-        impl crate::world::World for Two {
+        impl crate::studio::World for Two {
             fn rank(&self) -> u32 {
                 0
             }

@@ -249,7 +249,7 @@ impl<C: Connection> SqlStore<C> {
                 doc.host.kernel.as_str().into(),
                 doc.cached.into(),
                 doc.interrupted.into(),
-                crate::report::summary::headline(doc).into(),
+                crate::present::summary::headline(doc).into(),
                 document.into(),
             ],
             &[Kind::Int],
@@ -387,7 +387,7 @@ impl<C: Connection> Store for SqlStore<C> {
         // would. The saved column stands where the document cannot be read back.
         let headline = |saved: String, doc: String| {
             serde_json::from_str::<ResultDoc>(&doc)
-                .map(|d| crate::report::summary::headline(&d))
+                .map(|d| crate::present::summary::headline(&d))
                 .unwrap_or(saved)
         };
         Ok(rows

@@ -3,12 +3,12 @@
 
 use super::{Env, RunOutcome, Workload, check_span};
 use crate::error::Result;
-use crate::findings::Finding;
 use crate::fio::{self, FioJob};
 use crate::io::OpKind;
 use crate::io::driver::{Limits, OpSpec, Pattern};
-use crate::metrics as m;
 use crate::result::Section;
+use crate::result::findings::Finding;
+use crate::result::metrics as m;
 use crate::units::fmt_size;
 use crate::workloads::patterns::{Random, SameSector, Sequential};
 use std::time::Duration;

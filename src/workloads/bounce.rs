@@ -8,11 +8,11 @@
 use super::{Env, RunOutcome, Workload};
 use crate::audio::{self, DATA_OFFSET, Format, SampleType};
 use crate::error::{Error, Result};
-use crate::findings::Finding;
 use crate::fio::{self, FioJob};
 use crate::io::{self, AlignedBuf, OpenMode};
-use crate::metrics as m;
 use crate::platform::FileAt;
+use crate::result::findings::Finding;
+use crate::result::metrics as m;
 use crate::result::{RunRow, Section, metric};
 use crate::stats::thread_cpu_s;
 use crate::units::fmt_size;

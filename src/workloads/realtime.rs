@@ -2,14 +2,14 @@
 //! the most record tracks, and the most playback tracks while recording half as many as the
 //! record answer — three `--find-max` searches, as one section.
 
-use super::stream::{StreamKind, Streaming, planned_duration_s};
+use super::multitrack::{StreamKind, Streaming, planned_duration_s};
 use super::{Env, RunOutcome, Workload};
 use crate::audio::Format;
-use crate::capacity::{RealTimeDetail, RealTimeSearch};
+use crate::engine::{ButlerMode, Policy, StreamSpec};
 use crate::error::Result;
-use crate::findings::Finding;
+use crate::result::findings::Finding;
 use crate::result::{Detail, RunRow, Section};
-use crate::stream::{ButlerMode, Policy, StreamSpec};
+use crate::search::{RealTimeDetail, RealTimeSearch};
 use crate::units::fmt_size;
 
 /// Row labels, in order.
@@ -30,9 +30,9 @@ impl RealTime {
             format: self.format,
             play_tracks: 1,
             record_tracks: 0,
-            period_frames: crate::stream::DEFAULT_PERIOD,
+            period_frames: crate::engine::DEFAULT_PERIOD,
             duration_ns: 1_000_000_000,
-            margin: crate::stream::DEFAULT_MARGIN,
+            margin: crate::engine::DEFAULT_MARGIN,
             policy: Policy::named("trackbench", &self.format)?,
             butler: ButlerMode::Serial,
             stagger: false,
@@ -72,7 +72,7 @@ fn answer_of(rows: &[RunRow]) -> u32 {
         .and_then(|r| {
             r.metrics
                 .iter()
-                .find(|m| m.def.name == crate::metrics::TRACKS.name)
+                .find(|m| m.def.name == crate::result::metrics::TRACKS.name)
         })
         .map_or(0, |m| m.value as u32)
 }

@@ -6,27 +6,27 @@
 
 use super::{Env, RunOutcome, Workload};
 use crate::audio::Format;
-use crate::capacity::{
-    CapacityReport, GuessRates, ProbeEvidence, ProbeResult, SearchDetail, SearchLimit, figures_of,
-    find_max_shared,
-};
 use crate::content;
 use crate::control::Live;
 use crate::dataset::{self, Span};
-use crate::error::{Error, Result};
-use crate::findings::{Finding, TrailStep};
-use crate::io::AlignedBuf;
-use crate::io::OpKind;
-use crate::metrics as m;
-use crate::platform::FileAt;
-use crate::result::{Detail, Metric, RunRow, Section, metric};
-use crate::stream::profile::SamplerPolicy;
-use crate::stream::ring::RingMemory;
-use crate::stream::sampler::{
+use crate::engine::profile::SamplerPolicy;
+use crate::engine::ring::RingMemory;
+use crate::engine::virtual_time::DeviceModel;
+use crate::engine::voices::{
     self, Library, Notes, SampleFile, SamplerOutcome, library_lengths, min_run_s,
 };
-use crate::stream::sim::DeviceModel;
-use crate::stream::{ButlerMode, StreamSpec};
+use crate::engine::{ButlerMode, StreamSpec};
+use crate::error::{Error, Result};
+use crate::io::AlignedBuf;
+use crate::io::OpKind;
+use crate::platform::FileAt;
+use crate::result::findings::{Finding, TrailStep};
+use crate::result::metrics as m;
+use crate::result::{Detail, Metric, RunRow, Section, metric};
+use crate::search::{
+    CapacityReport, GuessRates, ProbeEvidence, ProbeResult, SearchDetail, SearchLimit, figures_of,
+    find_max_shared,
+};
 use crate::units::fmt_size;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -211,10 +211,10 @@ impl Sampler {
         };
         match &self.device {
             Some(m) => {
-                sampler::simulate_watched(spec, &notes, lib, m, env.ctl.cancel, env.ctl.progress)
+                voices::simulate_watched(spec, &notes, lib, m, env.ctl.cancel, env.ctl.progress)
             }
             None => {
-                let rings_bytes = spec.ring_bytes() * u64::from(sampler::streams(spec));
+                let rings_bytes = spec.ring_bytes() * u64::from(voices::streams(spec));
                 env.memory.check(
                     &format!(
                         "{} voices' rings of {} (and {} for reads in flight)",
@@ -232,7 +232,7 @@ impl Sampler {
                         path: s.path.clone(),
                     })
                     .collect();
-                sampler::run_real(
+                voices::run_real(
                     spec,
                     &notes,
                     lib,
@@ -398,7 +398,7 @@ fn run_findings(o: &SamplerOutcome, period_us: f64) -> Vec<Finding> {
             period_us,
         });
     }
-    f.extend(crate::findings::butler_cpu_wait(
+    f.extend(crate::result::findings::butler_cpu_wait(
         o.butler_cpu_wait_max_ms,
         o.butler_cpu_wait_ms,
         o.ran_ms / 1000.0,
@@ -414,7 +414,7 @@ fn run_findings(o: &SamplerOutcome, period_us: f64) -> Vec<Finding> {
         None => {
             if let Some(idle_pct) = o.butler_idle_pct {
                 f.push(Finding::SpareCapacity { idle_pct });
-                f.extend(crate::findings::drain_within_one_hold(
+                f.extend(crate::result::findings::drain_within_one_hold(
                     &o.capacity_evidence(),
                     o.longest_hold_ms(),
                 ));
@@ -550,7 +550,7 @@ impl Workload for Sampler {
                 let mut s = base.clone();
                 s.play_tracks = v;
                 if confirm {
-                    s.duration_ns = s.duration_ns.max((sampler::CONFIRM_RUN_S * 1e9) as u64);
+                    s.duration_ns = s.duration_ns.max((voices::CONFIRM_RUN_S * 1e9) as u64);
                 }
                 match self.one(env, &s, &lib, &spans, &mut rings) {
                     Ok(o) if o.interrupted => Ok(None),

@@ -4,10 +4,10 @@
 
 use super::{Env, RunOutcome, Workload, check_span};
 use crate::error::Result;
-use crate::findings::Finding;
 use crate::fio::{self, FioJob};
 use crate::io::driver::Limits;
-use crate::metrics as m;
+use crate::result::findings::Finding;
+use crate::result::metrics as m;
 use crate::result::{Section, metric};
 use crate::units::fmt_size;
 use crate::workloads::patterns::Random;

@@ -5,10 +5,10 @@
 use super::{Env, RunOutcome, Workload, check_span};
 use crate::dataset;
 use crate::error::{Error, Result};
-use crate::findings::Finding;
 use crate::fio::{self, FioJob};
 use crate::io::driver::Limits;
-use crate::metrics as m;
+use crate::result::findings::Finding;
+use crate::result::metrics as m;
 use crate::result::{Section, metric};
 use crate::units::{fmt_size, mb_per_s};
 use crate::workloads::patterns::RoundRobin;

@@ -3,11 +3,11 @@
 
 use super::{Env, RunOutcome, Workload, check_span};
 use crate::error::Result;
-use crate::findings::Finding;
 use crate::fio::{self, FioJob};
 use crate::io::OpKind;
 use crate::io::driver::Limits;
-use crate::metrics as m;
+use crate::result::findings::Finding;
+use crate::result::metrics as m;
 use crate::result::{Section, metric};
 use crate::target::TargetKind;
 use crate::workloads::patterns::Sequential;

@@ -494,7 +494,7 @@ fn a_page_cache_probe_is_not_called_draining_by_its_refill_wave() {
 /// the share of each note streamed past its preload)).
 #[test]
 fn sampler_voices_stay_within_the_capped_devices_bound() {
-    use trackbench::stream::sampler::{Library, library_lengths};
+    use trackbench::engine::voices::{Library, library_lengths};
     let cap = 21_000_000u64;
     let Some(c) = fixture(Some(cap), None) else {
         return;
@@ -550,7 +550,7 @@ fn sampler_voices_stay_within_the_capped_devices_bound() {
         .expect("a confirmation probe");
     let secs = confirm["elapsed_s"].as_f64().unwrap();
     assert!(
-        secs >= trackbench::stream::sampler::CONFIRM_RUN_S,
+        secs >= trackbench::engine::voices::CONFIRM_RUN_S,
         "the confirmation ran {secs:.1} s: {confirm}"
     );
     // The bound is the library's long-run demand at the cap's nominal rate. A run's notes

@@ -144,7 +144,7 @@ fn record_and_hdr_search_in_both_butler_modes() {
 
 #[test]
 fn every_profile_searches_on_a_real_disk() {
-    let jobs: Vec<(&str, &str)> = trackbench::stream::profile::PROFILES
+    let jobs: Vec<(&str, &str)> = trackbench::engine::profile::PROFILES
         .iter()
         .flat_map(|(profile, _)| [("play", *profile), ("record", *profile)])
         .collect();

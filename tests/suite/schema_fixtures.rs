@@ -3,7 +3,7 @@
 //! still load and render in every format.
 
 use std::path::PathBuf;
-use trackbench::report::{self, PRESENTERS};
+use trackbench::present::{self, PRESENTERS};
 use trackbench::result::{Detail, ResultDoc};
 
 fn fixtures() -> Vec<(PathBuf, ResultDoc)> {
@@ -105,7 +105,7 @@ fn every_schema_versions_documents_render_in_every_format() {
         // A run's summary needs the audio format: recorded since schema 5, found in the
         // real-time section's settings before.
         if doc.is_suite() && doc.sections.iter().any(|s| s.workload == "realtime") {
-            let summary = report::summary::summary(&doc).unwrap_or_default();
+            let summary = present::summary::summary(&doc).unwrap_or_default();
             assert!(
                 summary.contains("This folder plays"),
                 "{}: {summary}",

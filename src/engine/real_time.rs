@@ -4,8 +4,8 @@
 //! (pread/pwrite) or in parallel (io_uring). The loop itself is `engine`'s, shared with
 //! simulated runs.
 
-use super::engine::{self, Files, TickDriver, TickReport, TickSide, Timing, Tracks};
 use super::ring::{Ring, RingMemory, RingsReady};
+use super::stream_loop::{self, Files, TickDriver, TickReport, TickSide, Timing, Tracks};
 use super::telemetry::LagSeries;
 use super::tick::Tick;
 use super::{ButlerMode, Direction, StreamOutcome, StreamSpec, Track};
@@ -356,7 +356,7 @@ fn run_tracks(
         ),
         _ => None,
     };
-    let e = engine::run(
+    let e = stream_loop::run(
         spec,
         tracks,
         backend.as_mut(),
@@ -404,7 +404,7 @@ pub fn peak_rss_bytes() -> Option<u64> {
 mod tests {
     use super::*;
     use crate::audio::Format;
-    use crate::stream::{Policy, Verdict};
+    use crate::engine::{Policy, Verdict};
 
     /// A real run that may pass early (`StreamSpec::end_early`) and has its butler idle almost
     /// all the time ends where the shortest passing run ends (7.3 s of its 9 s, in the periods
@@ -438,15 +438,15 @@ mod tests {
             start_at_first_refill: false,
         };
         let mut dd = crate::datadir::DataDir::open(t.path(), false).unwrap();
-        let len = crate::stream::play_file_bytes(&spec);
+        let len = crate::engine::play_file_bytes(&spec);
         let (spans, _) =
             crate::dataset::ensure_wavs(&mut dd, "play", 4, &format, len, false, &ctl).unwrap();
         let files: Vec<StreamFile<'_>> = spans
             .iter()
-            .map(|s| crate::workloads::stream::stream_file(s, len))
+            .map(|s| crate::workloads::multitrack::stream_file(s, len))
             .collect();
         let mut rings = RingMemory::new();
-        let at_ns = crate::stream::early_end_at_ns(&spec);
+        let at_ns = crate::engine::early_end_at_ns(&spec);
         let (early, _) = run(&spec, &files, &[], None, &mut rings, &ctl).unwrap();
         assert_eq!(early.verdict, Verdict::Pass, "{:?}", early.shortcoming);
         assert!(!early.stopped_early && !early.interrupted);
@@ -465,7 +465,7 @@ mod tests {
             early.ran_ms,
             at_ns as f64 / 1e6
         );
-        assert!(early.butler_idle_pct.unwrap() >= crate::stream::EARLY_PASS_IDLE_PCT);
+        assert!(early.butler_idle_pct.unwrap() >= crate::engine::EARLY_PASS_IDLE_PCT);
         assert!(
             early.ran_ms < spec.duration_ns as f64 / 1e6 - 1500.0,
             "a cycle and more before its planned end: {} ms",

@@ -3,7 +3,7 @@
 //! rank obeys: the workloads only meet the world through two points — every rank starts its clock
 //! together ([`World::start`]) and a search's probe has one verdict, the studio's: the worst of
 //! the ranks' own and the storage's, judged on their evidence pooled
-//! ([`crate::capacity::find_max_shared`]). The session runner does the rest (the plan's agreement, the gather).
+//! ([`crate::search::find_max_shared`]). The session runner does the rest (the plan's agreement, the gather).
 
 #[cfg(feature = "mpi")]
 pub mod mpi;

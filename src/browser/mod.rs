@@ -9,7 +9,7 @@
 //! and its Origin, where a browser sends one, this page (no other web page can start a run or
 //! read a result).
 
-use super::{Cli, UiArgs};
+use crate::cli::{Cli, UiArgs};
 use anyhow::{Context, Result};
 use axum::Router;
 use axum::extract::{Query, Request, State};
@@ -32,7 +32,7 @@ use tokio::sync::broadcast;
 use tokio_stream::StreamExt;
 use tokio_stream::wrappers::ReceiverStream;
 use trackbench::control::{Live, Progress, ProgressUnit};
-use trackbench::report;
+use trackbench::present;
 use trackbench::store;
 
 const PAGE: &str = include_str!("index.html");
@@ -309,7 +309,7 @@ async fn page() -> Response {
 
 /// What the page offers: profiles, formats, and the default target.
 async fn options() -> Json<Value> {
-    use trackbench::stream::profile::{PROFILES, SAMPLER_PROFILES};
+    use trackbench::engine::profile::{PROFILES, SAMPLER_PROFILES};
     let list = |p: &[(&str, &str)]| -> Vec<Value> {
         p.iter()
             .map(|(n, d)| json!({"name": n, "about": d}))
@@ -549,7 +549,7 @@ async fn start(State(app): State<Arc<App>>, Json(r): Json<StartRequest>) -> Resp
     }
     // Values the parser accepts but the workload refuses (a format, a profile) are refused
     // here too, before anything is written.
-    if let Err(e) = super::check(&cli.command) {
+    if let Err(e) = crate::cli::check(&cli.command) {
         return refuse(StatusCode::BAD_REQUEST, format!("{e:#}"));
     }
     let mut current = app.current.lock().unwrap_or_else(|e| e.into_inner());
@@ -700,7 +700,7 @@ async fn report_page(
     let doc = open_store(&app)?
         .load(q.id)
         .map_err(failed(StatusCode::NOT_FOUND))?;
-    report::html::document(&doc)
+    present::html::document(&doc)
         .map(Html)
         .map_err(failed(StatusCode::INTERNAL_SERVER_ERROR))
 }
@@ -737,8 +737,8 @@ async fn compare_page(
         .map(|&id| s.load(id).map(|d| (format!("#{id}"), d)))
         .collect::<trackbench::error::Result<Vec<_>>>()
         .map_err(failed(StatusCode::NOT_FOUND))?;
-    let unfair = report::compare::unfair_differences(&docs);
-    report::compare::html(&docs, &unfair)
+    let unfair = present::compare::unfair_differences(&docs);
+    present::compare::html(&docs, &unfair)
         .map(Html)
         .map_err(failed(StatusCode::INTERNAL_SERVER_ERROR))
 }

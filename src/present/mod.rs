@@ -17,10 +17,10 @@ use crate::error::Result;
 use crate::result::ResultDoc;
 
 /// A figure's value as every presenter shows it: scaled to its display unit, or a size in K/M/G.
-pub fn shown(def: &crate::metrics::Def, v: f64) -> String {
+pub fn shown(def: &crate::result::metrics::Def, v: f64) -> String {
     match def.show {
-        crate::metrics::Show::Num(k) => crate::units::fmt_figure(v * k),
-        crate::metrics::Show::Size => crate::units::fmt_size(v.max(0.0) as u64),
+        crate::result::metrics::Show::Num(k) => crate::units::fmt_figure(v * k),
+        crate::result::metrics::Show::Size => crate::units::fmt_size(v.max(0.0) as u64),
     }
 }
 

@@ -9,9 +9,9 @@
 //! what it delivered was the probe's, not the count's: the bracket above it is reopened, once a
 //! search. Every probe is kept.
 
+use crate::engine::{CapacityEvidence, Shortcoming, Verdict};
 use crate::error::{Error, Result};
-use crate::stream::{CapacityEvidence, Shortcoming, Verdict};
-use crate::world::{World, gather};
+use crate::studio::{World, gather};
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::AtomicBool;
 
@@ -228,8 +228,8 @@ pub struct RealTimeDetail {
 }
 
 /// A pass's estimate over its count (`1 / (1 - idle)`) at which its butler was idle
-/// [`crate::stream::EARLY_PASS_IDLE_PCT`] of the time or more: a pass beyond doubt.
-const BEYOND_DOUBT_SHARE: f64 = 1.0 / (1.0 - crate::stream::EARLY_PASS_IDLE_PCT / 100.0);
+/// [`crate::engine::EARLY_PASS_IDLE_PCT`] of the time or more: a pass beyond doubt.
+const BEYOND_DOUBT_SHARE: f64 = 1.0 / (1.0 - crate::engine::EARLY_PASS_IDLE_PCT / 100.0);
 
 /// How many tolerances above what the failure at the bracket's top delivered a pass must lie to
 /// show that failure was the probe's and reopen the bracket (see `find_max`).
@@ -583,8 +583,8 @@ pub fn find_max_shared(
     tolerance: f64,
     mut probe: impl FnMut(u32, bool) -> Result<Option<ProbeResult>>,
 ) -> Result<Capacity> {
-    let first = crate::world::least(world, f64::from(first_guess), cancel)? as u32;
-    let limit = crate::world::least(world, f64::from(limit), cancel)? as u32;
+    let first = crate::studio::least(world, f64::from(first_guess), cancel)? as u32;
+    let limit = crate::studio::least(world, f64::from(limit), cancel)? as u32;
     find_max(first, limit.max(1), tolerance, |n, confirm| {
         shared_probe(world, cancel, n, || probe(n, confirm))
     })
@@ -959,7 +959,7 @@ mod tests {
     fn each_probe_keeps_what_its_verdict_rested_on() {
         // One computer's probe: its capacity evidence and how long it streamed are in the
         // trail, and survive the document (a capped test's failure prints them).
-        let ev = crate::stream::CapacityEvidence::of_stream(None, Some(7.2), false);
+        let ev = crate::engine::CapacityEvidence::of_stream(None, Some(7.2), false);
         let c = find_max(100, 100, 0.02, |n, _| {
             Ok(probe_result(n <= 100, Some(150.0))?.map(|r| ProbeResult {
                 ran_s: Some(9.4),
@@ -1574,7 +1574,7 @@ mod tests {
     #[test]
     fn alone_a_probe_runs_as_it_is() {
         let c = AtomicBool::new(true);
-        let r = shared_probe(&crate::world::Alone, &c, 1, || Ok(None)).unwrap();
+        let r = shared_probe(&crate::studio::Alone, &c, 1, || Ok(None)).unwrap();
         assert!(r.is_none());
     }
 }

@@ -42,7 +42,7 @@ pub struct Planner {
     stale: bool,
     seen: u64,
     /// Bytes each playback ring keeps free during the locate (`plan` with `play_only`): a quick
-    /// locate leaves a ring's last part to the program's own reads (see `engine::run`).
+    /// locate leaves a ring's last part to the program's own reads (see `stream_loop::run`).
     pub locate_leaves: u64,
     /// Tracks whose rings are ready, counted from the first (`RingsReady`): only those get
     /// requests. All of them once the clock runs.
@@ -478,7 +478,7 @@ impl Planner {
 mod tests {
     use super::*;
     use crate::audio::Format;
-    use crate::stream::ring::Ring;
+    use crate::engine::ring::Ring;
 
     fn play_track(fill: u64, cap: u64, chunk: u64) -> Track {
         let r = Ring::new(cap, chunk, false);

@@ -3,8 +3,8 @@
 //! higher percentage is still better). Results whose settings would make the comparison unfair are
 //! refused, with the differing settings named.
 
-use crate::metrics::{self, Better};
 use crate::result::ResultDoc;
+use crate::result::metrics::{self, Better};
 use comfy_table::{CellAlignment, ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
 use serde_json::Value;
 

@@ -1017,7 +1017,7 @@ pub fn run<Tm: Timing, T: TickSide>(
 mod tests {
     use super::*;
     use crate::audio::Format;
-    use crate::stream::Policy;
+    use crate::engine::Policy;
 
     fn spec(profile: &str, format: &str) -> StreamSpec {
         let format = Format::parse(format).unwrap();
@@ -1030,7 +1030,7 @@ mod tests {
             duration_ns: 1_000_000_000,
             margin: 0.0,
             policy,
-            butler: crate::stream::ButlerMode::Serial,
+            butler: crate::engine::ButlerMode::Serial,
             stagger: false,
             prealloc: false,
             locate_queue_depth: Some(32),
@@ -1048,7 +1048,7 @@ mod tests {
     /// reads would have ended.
     #[test]
     fn a_locate_from_content_fills_rings_as_the_locates_reads_would() {
-        use crate::stream::ring::Ring;
+        use crate::engine::ring::Ring;
         let s = spec("trackbench", "48k/24/mono");
         let chunk = s.policy.chunk_bytes;
         let cap = 4 * chunk;
@@ -1084,7 +1084,7 @@ mod tests {
         let ctl = Control {
             cancel: &cancel,
             progress: &crate::control::NoProgress,
-            world: &crate::world::Alone,
+            world: &crate::studio::Alone,
         };
         let files = Files {
             names: &[],
@@ -1135,7 +1135,7 @@ mod tests {
     /// before its touch would be zeroed by it, and its content would not be the file's.
     #[test]
     fn a_locate_fills_a_ring_only_once_its_memory_is_ready() {
-        use crate::stream::ring::{Ring, RingMemory, RingsReady};
+        use crate::engine::ring::{Ring, RingMemory, RingsReady};
         let s = spec("trackbench", "48k/24/mono");
         let chunk = s.policy.chunk_bytes;
         let cap = 2 * chunk;
@@ -1156,7 +1156,7 @@ mod tests {
         let ctl = Control {
             cancel: &cancel,
             progress: &crate::control::NoProgress,
-            world: &crate::world::Alone,
+            world: &crate::studio::Alone,
         };
         let files = Files {
             names: &[],

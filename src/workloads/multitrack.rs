@@ -6,24 +6,24 @@
 use super::patterns::Sequential;
 use super::{Env, RunOutcome, Workload};
 use crate::audio::DATA_OFFSET;
-use crate::capacity::{
-    Capacity, CapacityReport, GuessRates, ProbeEvidence, ProbeResult, SearchDetail, SearchLimit,
-    figures_of, find_max_shared,
-};
 use crate::control::Live;
 use crate::dataset::{self, Span};
+use crate::engine::real_time::StreamFile;
+use crate::engine::ring::{Ring, RingMemory};
+use crate::engine::virtual_time::{DeviceModel, simulate_watched};
+use crate::engine::{
+    ButlerMode, Policy, StreamOutcome, StreamSpec, head_start_ns, min_run_s, real_time,
+    steady_start_allowed, steady_start_saves_ns, wave_times,
+};
 use crate::error::{Error, Result};
-use crate::findings::{Finding, SteadyProbe, TrailStep, Way};
 use crate::io::driver::Limits;
 use crate::io::{self, OpKind, OpenMode};
-use crate::metrics as m;
+use crate::result::findings::{Finding, SteadyProbe, TrailStep, Way};
+use crate::result::metrics as m;
 use crate::result::{Detail, Metric, RunRow, Section, metric};
-use crate::stream::real::StreamFile;
-use crate::stream::ring::{Ring, RingMemory};
-use crate::stream::sim::{DeviceModel, simulate_watched};
-use crate::stream::{
-    ButlerMode, Policy, StreamOutcome, StreamSpec, head_start_ns, min_run_s, real,
-    steady_start_allowed, steady_start_saves_ns, wave_times,
+use crate::search::{
+    Capacity, CapacityReport, GuessRates, ProbeEvidence, ProbeResult, SearchDetail, SearchLimit,
+    figures_of, find_max_shared,
 };
 use crate::units::fmt_size;
 use serde::Serialize;
@@ -137,8 +137,8 @@ impl Streaming {
     ) -> Result<StreamOutcome> {
         let what = format!("{:?} (it writes test files)", self.kind).to_lowercase();
         let direct = spec.policy.direct;
-        let play_len = crate::stream::play_file_bytes(spec);
-        let rec_len = crate::stream::record_file_bytes(spec);
+        let play_len = crate::engine::play_file_bytes(spec);
+        let rec_len = crate::engine::record_file_bytes(spec);
         let rings_bytes = u64::from(spec.tracks()) * spec.ring_bytes();
         let butler_bytes = spec.butler_buffer_bytes();
         let mut what_pins = format!(
@@ -211,7 +211,7 @@ impl Streaming {
         let pf: Vec<_> = play.iter().map(|s| stream_file(s, s.len())).collect();
         let rf: Vec<_> = rec.iter().map(|s| stream_file(s, rec_len)).collect();
         let (outcome, written) =
-            real::run(spec, &pf, &rf, env.target.device.as_ref(), rings, &env.ctl)?;
+            real_time::run(spec, &pf, &rf, env.target.device.as_ref(), rings, &env.ctl)?;
         drop(pf);
         drop(rf);
         // Record files become proper WAV files of what was recorded.
@@ -265,7 +265,7 @@ impl Streaming {
         let rate = spec.format.bytes_per_second() as f64;
         if let Some(m) = &self.device {
             // The model serves reads and writes alike.
-            let spacing = crate::stream::play_file_bytes(spec) + DATA_OFFSET;
+            let spacing = crate::engine::play_file_bytes(spec) + DATA_OFFSET;
             let rr = chunk as f64 / (m.occupancy_ns(chunk, Some(spacing)) as f64 / 1e9);
             let seq = (1u64 << 20) as f64 / (m.occupancy_ns(1 << 20, None) as f64 / 1e9);
             let both = |x: f64| Rates { read: x, write: x };
@@ -283,7 +283,7 @@ impl Streaming {
         );
         let files = 64usize;
         let (format, direct) = (spec.format, spec.policy.direct);
-        let play_len = crate::stream::play_file_bytes(spec);
+        let play_len = crate::engine::play_file_bytes(spec);
         let (dd, ctl) = env.data_dir("the first guess")?;
         let (play, _) = play_files(dd, spec, files, play_len, ctl)?;
         let (mut span, _) = dataset::ensure_wavs(dd, "span", 1, &format, 256 << 20, false, ctl)?;
@@ -565,8 +565,8 @@ impl Streaming {
 /// (`per` tracks, of which `per - 1` record for hdr): a playback file holds at most
 /// `PLAY_FILE_MAX_S` with direct I/O (its reads wrap), a record file the whole run.
 fn track_disk_bytes(kind: StreamKind, base: &StreamSpec, per: f64) -> f64 {
-    let play = (crate::stream::play_file_bytes(base) + DATA_OFFSET) as f64;
-    let rec = (crate::stream::record_file_bytes(base) + DATA_OFFSET) as f64;
+    let play = (crate::engine::play_file_bytes(base) + DATA_OFFSET) as f64;
+    let rec = (crate::engine::record_file_bytes(base) + DATA_OFFSET) as f64;
     match kind {
         StreamKind::Play => play,
         StreamKind::Record => rec,
@@ -646,7 +646,7 @@ fn run_findings(spec: &StreamSpec, o: &StreamOutcome) -> Vec<Finding> {
             });
         }
     }
-    f.extend(crate::findings::butler_cpu_wait(
+    f.extend(crate::result::findings::butler_cpu_wait(
         o.butler_cpu_wait_max_ms,
         o.butler_cpu_wait_ms,
         o.ran_ms / 1000.0,
@@ -661,7 +661,7 @@ fn run_findings(spec: &StreamSpec, o: &StreamOutcome) -> Vec<Finding> {
         });
     } else if let Some(idle_pct) = o.butler_idle_pct {
         f.push(Finding::SpareCapacity { idle_pct });
-        f.extend(crate::findings::drain_within_one_hold(
+        f.extend(crate::result::findings::drain_within_one_hold(
             &o.capacity_evidence(),
             o.longest_hold_ms(),
         ));
@@ -692,7 +692,7 @@ fn run_findings(spec: &StreamSpec, o: &StreamOutcome) -> Vec<Finding> {
 /// probes cost no wall time: they run long enough for a small drain to show.
 pub fn planned_duration_s(spec: &StreamSpec, find_max: bool, simulated: bool) -> f64 {
     let min = min_run_s(spec);
-    let cycle = crate::stream::refill_cycle_s(spec);
+    let cycle = crate::engine::refill_cycle_s(spec);
     match (find_max, simulated) {
         (true, true) => (40.0 * spec.ring_s()).max(120.0).max(min + 2.0 * cycle),
         (true, false) => min + cycle + 0.3,
@@ -882,10 +882,10 @@ impl Workload for Streaming {
             // trackbench's own period and margin, unless they were asked for: the profile's
             // came from its program.
             if s.policy.period_frames == Some(s.period_frames) {
-                s.period_frames = crate::stream::DEFAULT_PERIOD;
+                s.period_frames = crate::engine::DEFAULT_PERIOD;
             }
             if s.policy.margin == Some(s.margin) {
-                s.margin = crate::stream::DEFAULT_MARGIN;
+                s.margin = crate::engine::DEFAULT_MARGIN;
             }
             s.policy = Policy::named("trackbench", &s.format)?;
             // Its own rings: probes as long as they need to be, not as the profile's.
@@ -1049,7 +1049,7 @@ impl Workload for Streaming {
         if !self.find_max {
             return n;
         }
-        let get = |row: &str, f: &crate::metrics::Def| {
+        let get = |row: &str, f: &crate::result::metrics::Def| {
             s.row(row).and_then(|r| r.get(f)).map(|f| f.spread.median)
         };
         if let Some(first) = s.rows.first() {
@@ -1094,9 +1094,9 @@ impl Workload for Streaming {
             probe.duration_ns = self.spec.duration_ns - head_start_ns(&probe);
             SteadyProbe {
                 probe_s: probe_s - steady_start_saves_ns(&probe) as f64 / 1e9,
-                warmup_s: crate::stream::steady_warmup_s(&probe),
+                warmup_s: crate::engine::steady_warmup_s(&probe),
                 end_early_s: Some(
-                    crate::stream::early_end_at_ns(&StreamSpec {
+                    crate::engine::early_end_at_ns(&StreamSpec {
                         steady_start: true,
                         ..probe.clone()
                     }) as f64
@@ -1144,7 +1144,7 @@ pub(crate) fn stream_file(s: &Span, len: u64) -> StreamFile<'_> {
 mod tests {
     use super::*;
     use crate::audio::Format;
-    use crate::stream::{ButlerMode, Policy};
+    use crate::engine::{ButlerMode, Policy};
 
     /// A probe of 15 s: a playback track's file is its ring and 8 s at most (reads wrap), a
     /// record track's the whole run; hdr averages them by its ratio.

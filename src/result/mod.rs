@@ -1,14 +1,17 @@
 //! The result document: one versioned JSON object holding the command, every setting, the target,
 //! the host and the measurements with their spread over runs. Reports render from it alone.
 
+pub mod findings;
+pub mod metrics;
+
 use crate::audio::Format;
-use crate::capacity::{RealTimeDetail, SearchDetail};
-use crate::findings::{Finding, deserialize_findings};
+use crate::engine::StreamOutcome;
 use crate::host::HostInfo;
 use crate::io::IoSettings;
-use crate::metrics::Def;
+use crate::result::findings::{Finding, deserialize_findings};
+use crate::result::metrics::Def;
+use crate::search::{RealTimeDetail, SearchDetail};
 use crate::stats::{Histogram, Spread};
-use crate::stream::StreamOutcome;
 use crate::target::TargetInfo;
 use serde::{Deserialize, Deserializer, Serialize};
 
@@ -112,7 +115,7 @@ pub enum Detail {
     /// A classic workload: each row's latency distribution, from the last run.
     Transfers(Transfers),
     /// One sampler run.
-    Sampler(Box<crate::stream::sampler::SamplerOutcome>),
+    Sampler(Box<crate::engine::voices::SamplerOutcome>),
 }
 
 /// Each row's latencies, for histograms.
@@ -138,7 +141,7 @@ impl Detail {
             Search(SearchDetail),
             RealTime(RealTimeDetail),
             Transfers(Transfers),
-            Sampler(Box<crate::stream::sampler::SamplerOutcome>),
+            Sampler(Box<crate::engine::voices::SamplerOutcome>),
         }
         use serde_json::from_value as from;
         Ok(if v.get("kind").is_some() {
@@ -411,7 +414,7 @@ pub fn now_rfc3339() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metrics as m;
+    use crate::result::metrics as m;
 
     #[test]
     fn runs_gather_into_spreads_in_order() {

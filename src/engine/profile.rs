@@ -533,7 +533,7 @@ mod tests {
         assert_eq!(ls.preload_bytes, 32_768 * 6);
         assert_eq!(ls.policy.chunk_bytes, 65_536 * 6);
         assert_eq!(
-            crate::stream::ring::Ring::capacity_for(
+            crate::engine::ring::Ring::capacity_for(
                 ls.policy.buffer_s,
                 f.bytes_per_second(),
                 ls.policy.chunk_bytes,
@@ -568,7 +568,7 @@ mod tests {
     fn cubase_buffers_four_blocks() {
         let f = Format::default();
         let p = Policy::named("cubase-vst", &f).unwrap();
-        let ring = crate::stream::ring::Ring::capacity_for(
+        let ring = crate::engine::ring::Ring::capacity_for(
             p.buffer_s,
             f.bytes_per_second(),
             p.chunk_bytes,

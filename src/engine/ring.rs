@@ -392,7 +392,7 @@ impl RingMemory {
 /// How many of a run's rings, counted from the first, have their memory ready: touched, so
 /// that neither the locate's reads nor the audio tick fault its pages in. The rings past that
 /// are touched in order on every CPU (`touch_next`) while the run locates into the ready ones,
-/// and the clock starts once all are (`engine::run`): on a virtual machine, touching 10 GB of
+/// and the clock starts once all are (`stream_loop::run`): on a virtual machine, touching 10 GB of
 /// new rings took 7.5 s of both CPUs, which the locate of 10,000 tracks otherwise waited for
 /// whole although it needs one ring at a time.
 pub struct RingsReady {

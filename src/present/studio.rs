@@ -2,10 +2,10 @@
 //! what the shared storage delivered in all, and each host's row beside it. The terminal, the
 //! HTML and Markdown reports all take their lines and rows from here.
 
-use crate::capacity::CapacityReport;
-use crate::metrics::{self as m, Def};
+use crate::engine::Verdict;
+use crate::result::metrics::{self as m, Def};
 use crate::result::{Detail, ResultDoc, Section, Studio};
-use crate::stream::Verdict;
+use crate::search::CapacityReport;
 use crate::units::fmt_figure;
 
 /// The figures a host's row shows, in this order, where the host has them.
@@ -199,8 +199,8 @@ fn section(st: &Studio, i: usize, s: &Section, k: usize) -> StudioSection {
 }
 
 /// How the storage kept up with every workstation's rings together, at a search's answer (the
-/// evidence the studio's verdict judged: see `crate::stream::CapacityEvidence::pooled`).
-fn storage_words(st: &crate::stream::CapacityEvidence) -> String {
+/// evidence the studio's verdict judged: see `crate::engine::CapacityEvidence::pooled`).
+fn storage_words(st: &crate::engine::CapacityEvidence) -> String {
     let mut parts = Vec::new();
     if let Some(s) = st.shortfall_pct {
         parts.push(format!(

@@ -8,13 +8,13 @@ use super::charts::{self, BarSeries, Line, ProbePoint, Rule};
 use super::summary::{headline, summary};
 use super::terminal::{column_header, columns};
 use super::{shown, words::words};
-use crate::capacity::CapacityReport;
-use crate::capacity::Probe;
+use crate::engine::{StreamOutcome, StreamSpec, Verdict};
 use crate::error::Result;
-use crate::metrics::{self as m, Def};
+use crate::result::metrics::{self as m, Def};
 use crate::result::{Detail, ResultDoc, Section, Transfers};
+use crate::search::CapacityReport;
+use crate::search::Probe;
 use crate::stats::Histogram;
-use crate::stream::{StreamOutcome, StreamSpec, Verdict};
 use crate::units::{fmt_figure, fmt_size};
 use crate::workloads::realtime::{HDR_ROW, PLAY_ROW, RECORD_ROW};
 use plotters::style::RGBColor;
@@ -629,7 +629,7 @@ fn stream_charts(p: &mut Page, s: &Section, o: &StreamOutcome) -> Result<()> {
         .and_then(|v| serde_json::from_value::<StreamSpec>(v.clone()).ok())
         .map_or(20.0, |spec| spec.margin * 100.0);
     if !o.fill.is_empty() {
-        let pts = |f: fn(&crate::stream::FillPoint) -> f64| {
+        let pts = |f: fn(&crate::engine::FillPoint) -> f64| {
             o.fill
                 .iter()
                 .map(|x| (x.t_ms / 1000.0, f(x)))
@@ -729,7 +729,7 @@ fn stream_charts(p: &mut Page, s: &Section, o: &StreamOutcome) -> Result<()> {
 
 /// A sampler run's charts: how much of its preload each note's first read left, the voices'
 /// rings over time, the reads' latency and the tick's lateness.
-fn sampler_charts(p: &mut Page, o: &crate::stream::sampler::SamplerOutcome) -> Result<()> {
+fn sampler_charts(p: &mut Page, o: &crate::engine::voices::SamplerOutcome) -> Result<()> {
     if let Some(h) = &o.first_read_slack_hist {
         p.chart(
             "slack",
@@ -750,7 +750,7 @@ fn sampler_charts(p: &mut Page, o: &crate::stream::sampler::SamplerOutcome) -> R
     }
     if !o.fill.is_empty() {
         let end = o.fill.last().map_or(1.0, |f| f.t_ms / 1000.0);
-        let pts = |f: fn(&crate::stream::FillPoint) -> f64| {
+        let pts = |f: fn(&crate::engine::FillPoint) -> f64| {
             o.fill
                 .iter()
                 .map(|x| (x.t_ms / 1000.0, f(x)))
@@ -1053,7 +1053,7 @@ mod tests {
 
     #[test]
     fn the_probe_table_says_what_each_verdict_rested_on() {
-        use crate::stream::{CapacityEvidence, Shortcoming, Sustain};
+        use crate::engine::{CapacityEvidence, Shortcoming, Sustain};
         let sustain = |s: f64, n: f64| Sustain {
             shortfall_pct: s,
             margin_in_s: None,

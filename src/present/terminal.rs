@@ -1,7 +1,7 @@
 //! Human-readable tables for the terminal: one per section, with the median of each figure and,
 //! over several runs, its coefficient of variation.
 
-use crate::metrics::{self as m, Def, Show};
+use crate::result::metrics::{self as m, Def, Show};
 use crate::result::{ResultDoc, Section};
 use crate::units::fmt_size;
 use comfy_table::{CellAlignment, ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};

@@ -15,8 +15,8 @@
 //! times each note's first read against its deadline.
 
 use super::butler::{Planner, Request};
-use super::engine::{ButlerSide, TickSide};
 use super::spsc::Spsc;
+use super::stream_loop::{ButlerSide, TickSide};
 use super::telemetry::FillSeries;
 use super::tick::{Played, check_piece, play_ring_bytes};
 use super::{FillPoint, Shortcoming, StreamSpec, Track, Verdict};
@@ -925,7 +925,7 @@ pub fn library_lengths(
 
 /// A sampler run on sample files (real or simulated) through the one streaming loop.
 #[allow(clippy::too_many_arguments)]
-fn play<Tm: super::engine::Timing>(
+fn play<Tm: super::stream_loop::Timing>(
     spec: &StreamSpec,
     notes: &Notes,
     lib: &Arc<Library>,
@@ -933,7 +933,7 @@ fn play<Tm: super::engine::Timing>(
     backend: &mut dyn crate::io::IoBackend,
     locate: Option<&mut dyn crate::io::IoBackend>,
     timing: &Tm,
-    files: &super::engine::Files<'_>,
+    files: &super::stream_loop::Files<'_>,
     device: Option<&crate::target::DeviceInfo>,
     ctl: &crate::control::Control<'_>,
     simulated: bool,
@@ -945,7 +945,7 @@ fn play<Tm: super::engine::Timing>(
     let player = VoicePlayer::new(spec, Arc::clone(lib), Arc::clone(&shared), notes, &initial);
     let rate = spec.format.bytes_per_second();
     let mut handover = Handover::new(Arc::clone(lib), shared, voices, tracks.len(), rate);
-    let e = super::engine::run(
+    let e = super::stream_loop::run(
         spec,
         tracks,
         backend,
@@ -1060,7 +1060,9 @@ fn play<Tm: super::engine::Timing>(
         butler_cpu_wait_max_ms: e.butler_cpu_wait_max_ms,
         butler_cpu_wait_ms: e.butler_cpu_wait_ms,
         realtime_allocations: e.tick.allocations,
-        peak_rss_bytes: (!simulated).then(super::real::peak_rss_bytes).flatten(),
+        peak_rss_bytes: (!simulated)
+            .then(super::real_time::peak_rss_bytes)
+            .flatten(),
         interrupted: e.tick.interrupted,
         simulated,
     })
@@ -1148,8 +1150,8 @@ pub fn run_real(
             locate
                 .as_mut()
                 .map(|l| l.as_mut() as &mut dyn crate::io::IoBackend),
-            &super::real::RealTime,
-            &super::engine::Files {
+            &super::real_time::RealTime,
+            &super::stream_loop::Files {
                 names: &names,
                 page_cache: cached.then_some(&handles[..]),
                 drop_behind: true,
@@ -1173,7 +1175,7 @@ pub fn simulate(
     spec: &StreamSpec,
     notes: &Notes,
     lib: &Arc<Library>,
-    model: &crate::io::sim::DeviceModel,
+    model: &crate::io::device_model::DeviceModel,
     cancel: &std::sync::atomic::AtomicBool,
 ) -> crate::error::Result<SamplerOutcome> {
     simulate_watched(spec, notes, lib, model, cancel, &crate::control::NoProgress)
@@ -1184,7 +1186,7 @@ pub fn simulate_watched(
     spec: &StreamSpec,
     notes: &Notes,
     lib: &Arc<Library>,
-    model: &crate::io::sim::DeviceModel,
+    model: &crate::io::device_model::DeviceModel,
     cancel: &std::sync::atomic::AtomicBool,
     progress: &dyn crate::control::Progress,
 ) -> crate::error::Result<SamplerOutcome> {
@@ -1195,10 +1197,10 @@ pub fn simulate_watched(
     let names: Vec<std::path::PathBuf> = (0..sizes.len())
         .map(|i| format!("simulated sample {i}").into())
         .collect();
-    let timing = super::sim::Virtual {
+    let timing = super::virtual_time::Virtual {
         clock: Rc::new(crate::clock::SimClock::new()),
     };
-    let mut backend = crate::io::sim::SimBackend::new(
+    let mut backend = crate::io::device_model::SimBackend::new(
         model.clone(),
         Rc::clone(&timing.clock),
         &sizes,
@@ -1213,7 +1215,7 @@ pub fn simulate_watched(
         &mut backend,
         locate.as_mut().map(|l| l as &mut dyn crate::io::IoBackend),
         &timing,
-        &super::engine::Files {
+        &super::stream_loop::Files {
             names: &names,
             page_cache: None,
             drop_behind: false,
@@ -1223,7 +1225,7 @@ pub fn simulate_watched(
         &crate::control::Control {
             cancel,
             progress,
-            world: &crate::world::Alone,
+            world: &crate::studio::Alone,
         },
         true,
     )
@@ -1233,9 +1235,9 @@ pub fn simulate_watched(
 mod tests {
     use super::*;
     use crate::audio::Format;
-    use crate::capacity::{ProbeResult, find_max};
-    use crate::stream::profile::SamplerPolicy;
-    use crate::stream::sim::DeviceModel;
+    use crate::engine::profile::SamplerPolicy;
+    use crate::engine::virtual_time::DeviceModel;
+    use crate::search::{ProbeResult, find_max};
     use std::sync::atomic::AtomicBool;
 
     fn stereo() -> Format {
@@ -1254,7 +1256,7 @@ mod tests {
             duration_ns: (secs * 1e9) as u64,
             margin: 0.2,
             policy,
-            butler: crate::stream::ButlerMode::Serial,
+            butler: crate::engine::ButlerMode::Serial,
             stagger: false,
             prealloc: false,
             locate_queue_depth: None,
@@ -1284,7 +1286,7 @@ mod tests {
             seed: 1,
         };
         let mut s = spec(20, 8.0);
-        s.butler = crate::stream::ButlerMode::Parallel(64);
+        s.butler = crate::engine::ButlerMode::Parallel(64);
         let o = simulate(&s, &notes, &library(60 << 10), &m, &no).unwrap();
         assert!(o.dropouts > 0 && o.late_first_reads > 0, "{o:?}");
         assert_eq!(o.verdict, Verdict::Fail);

@@ -2,9 +2,9 @@
 //! first, the naive count beside it) and the one-line headline a stored result is listed by.
 //! Every presenter uses these, so the terminal, the reports and `history` say the same thing.
 
-use crate::capacity::SearchLimit;
-use crate::metrics::{self as m, Def};
+use crate::result::metrics::{self as m, Def};
 use crate::result::{Detail, ResultDoc, Section};
+use crate::search::SearchLimit;
 use crate::units::{fmt_figure, fmt_size};
 use crate::workloads::realtime::{HDR_ROW, PLAY_ROW, RECORD_ROW};
 
@@ -197,7 +197,7 @@ fn realtime_lines(
     let ring = rt
         .settings
         .get("spec")
-        .and_then(|s| serde_json::from_value::<crate::stream::StreamSpec>(s.clone()).ok());
+        .and_then(|s| serde_json::from_value::<crate::engine::StreamSpec>(s.clone()).ok());
     let rings = ring.map_or(String::new(), |s| {
         format!(
             " ({} rings = {:.1} s, one read at a time)",

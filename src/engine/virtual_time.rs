@@ -3,19 +3,19 @@
 //! reaches its deadline. Tests assert exact capacities with it; `--device-model` lets a user ask
 //! "what if I had this disk".
 
-use super::engine::{self, Files, TickDriver, TickReport, TickSide, Timing, Tracks};
 use super::ring::Ring;
+use super::stream_loop::{self, Files, TickDriver, TickReport, TickSide, Timing, Tracks};
 use super::tick::Tick;
 use super::{Direction, StreamOutcome, StreamSpec, Track};
 use crate::clock::{Clock, SimClock};
 use crate::control::{Control, NoProgress};
 use crate::error::Result;
-use crate::io::sim::SimBackend;
+use crate::io::device_model::SimBackend;
 use std::path::PathBuf;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-pub use crate::io::sim::{DeviceModel, Disk, MODELS, Stall};
+pub use crate::io::device_model::{DeviceModel, Disk, MODELS, Stall};
 
 /// Virtual time: the tick runs on the butler's thread, at its deadline on a simulated clock that
 /// jumps from event to event.
@@ -178,9 +178,9 @@ pub fn simulate_watched(
     let ctl = Control {
         cancel,
         progress,
-        world: &crate::world::Alone,
+        world: &crate::studio::Alone,
     };
-    let e = engine::run(
+    let e = stream_loop::run(
         spec,
         &tracks,
         &mut backend,
@@ -206,8 +206,8 @@ pub fn simulate_watched(
 mod tests {
     use super::*;
     use crate::audio::Format;
-    use crate::capacity::{ProbeResult, find_max};
-    use crate::stream::{ButlerMode, Policy, Verdict};
+    use crate::engine::{ButlerMode, Policy, Verdict};
+    use crate::search::{ProbeResult, find_max};
 
     fn spec(play: u32, record: u32, chunk: u64, buffer_s: f64, secs: u64) -> StreamSpec {
         StreamSpec {
@@ -428,13 +428,13 @@ mod tests {
     #[test]
     fn a_head_start_is_the_periods_before_the_first_refill() {
         let mut s = spec(10, 0, 1 << 18, 7.28, 15);
-        assert_eq!(crate::stream::head_start_bytes(&s), 0);
+        assert_eq!(crate::engine::head_start_bytes(&s), 0);
         s.start_at_first_refill = true;
         assert_eq!(s.ring_bytes(), 1 << 20);
-        assert_eq!(crate::stream::head_start_bytes(&s), 341 * 768);
+        assert_eq!(crate::engine::head_start_bytes(&s), 341 * 768);
         assert!(
-            (crate::stream::min_run_s(&spec(10, 0, 1 << 18, 7.28, 15))
-                - crate::stream::min_run_s(&s)
+            (crate::engine::min_run_s(&spec(10, 0, 1 << 18, 7.28, 15))
+                - crate::engine::min_run_s(&s)
                 - 341.0 * 768.0 / 144_000.0)
                 .abs()
                 < 1e-9,
@@ -442,10 +442,10 @@ mod tests {
         );
         let mut staggered = s.clone();
         staggered.stagger = true;
-        assert_eq!(crate::stream::head_start_bytes(&staggered), 0);
+        assert_eq!(crate::engine::head_start_bytes(&staggered), 0);
         let mut hdr = s.clone();
         hdr.record_tracks = 2;
-        assert_eq!(crate::stream::head_start_bytes(&hdr), 0);
+        assert_eq!(crate::engine::head_start_bytes(&hdr), 0);
     }
 
     /// A run that starts at its first refill is the full start's run, that much earlier: on
@@ -459,7 +459,7 @@ mod tests {
             let full = spec(n, 0, 1 << 18, 7.28, 15);
             let mut head = full.clone();
             head.start_at_first_refill = true;
-            let skip_ns = crate::stream::head_start_ns(&head);
+            let skip_ns = crate::engine::head_start_ns(&head);
             head.duration_ns -= skip_ns;
             let (a, b) = (
                 simulate(&full, &m, &no).unwrap(),
@@ -511,12 +511,12 @@ mod tests {
         for n in [130u32, 170, 200] {
             let mut s = spec(n, 0, 1 << 18, 7.28, 15);
             s.steady_start = true;
-            s.duration_ns -= crate::stream::steady_start_saves_ns(&s);
+            s.duration_ns -= crate::engine::steady_start_saves_ns(&s);
             s.stop_early = true;
             let o = simulate(&s, &m, &no).unwrap();
             if matches!(
                 o.shortcoming,
-                Some(crate::stream::Shortcoming::BelowMargin { .. })
+                Some(crate::engine::Shortcoming::BelowMargin { .. })
             ) {
                 below.push(n);
             }
@@ -548,9 +548,9 @@ mod tests {
         let no = AtomicBool::new(false);
         for n in [50, 80, 97, 100, 102, 104, 110, 130, 200] {
             let full = spec(n, 0, 1 << 18, 7.28, 15);
-            assert!(crate::stream::steady_start_allowed(&full));
+            assert!(crate::engine::steady_start_allowed(&full));
             let mut steady = full.clone();
-            let saves = crate::stream::steady_start_saves_ns(&full);
+            let saves = crate::engine::steady_start_saves_ns(&full);
             let cycle_s = f64::from(1 << 18) / 144_000.0;
             assert!(
                 (saves as f64 / 1e9 - (7.281_777 - 2.0 * cycle_s)).abs() < 1e-5,
@@ -559,8 +559,8 @@ mod tests {
             steady.steady_start = true;
             steady.duration_ns -= saves;
             assert_eq!(
-                crate::stream::play_file_bytes(&steady),
-                crate::stream::play_file_bytes(&full),
+                crate::engine::play_file_bytes(&steady),
+                crate::engine::play_file_bytes(&full),
                 "the same files"
             );
             let (a, b) = (
@@ -602,12 +602,12 @@ mod tests {
         // A margin of 60%: each ring can wait 0.6 of a cycle for its first refill.
         let mut bound = spec(10, 0, 1 << 18, 7.28, 15);
         bound.margin = 0.6;
-        assert!(!crate::stream::steady_start_allowed(&bound));
+        assert!(!crate::engine::steady_start_allowed(&bound));
         let mut hdr = spec(10, 2, 1 << 18, 7.28, 15);
-        assert!(!crate::stream::steady_start_allowed(&hdr));
+        assert!(!crate::engine::steady_start_allowed(&hdr));
         hdr.record_tracks = 0;
         hdr.policy.direct = false;
-        assert!(!crate::stream::steady_start_allowed(&hdr));
+        assert!(!crate::engine::steady_start_allowed(&hdr));
     }
 
     /// The early look's verdict: a pass needs the butler idle over the later half of the
@@ -618,11 +618,11 @@ mod tests {
         let mut s = spec(100, 0, 1 << 18, 7.28, 15);
         s.steady_start = true;
         s.end_early = true;
-        let at = crate::stream::early_end_at_ns(&s);
-        let fail_below = crate::stream::early_fail_idle_pct(false);
+        let at = crate::engine::early_end_at_ns(&s);
+        let fail_below = crate::engine::early_fail_idle_pct(false);
         // Idle `share` of every 100 ms from `from_s` to `to_s`.
         let log = |spans: &[(f64, f64, f64)]| {
-            let mut l = crate::stream::telemetry::IdleLog::new(20_000_000_000);
+            let mut l = crate::engine::telemetry::IdleLog::new(20_000_000_000);
             for &(from_s, to_s, share) in spans {
                 let mut t = (from_s * 1e9) as u64;
                 while t < (to_s * 1e9) as u64 {
@@ -632,13 +632,13 @@ mod tests {
             }
             l
         };
-        let clear = |l| crate::stream::early_verdict_is_clear(&s, &l, at, fail_below);
+        let clear = |l| crate::engine::early_verdict_is_clear(&s, &l, at, fail_below);
         assert!(clear(log(&[(0.0, 20.0, 0.3)])), "idle 30% throughout");
         assert!(!clear(log(&[(0.0, 20.0, 0.15)])), "15%: not beyond doubt");
         // Idle at first, as a throttle lets reads through, then none: more than 20% over
         // the steady part so far, none over its later half.
         let lent = log(&[(0.0, 6.5, 0.99)]);
-        assert!(crate::stream::idle_pct_of(&s, &lent, at).unwrap() > 20.0);
+        assert!(crate::engine::idle_pct_of(&s, &lent, at).unwrap() > 20.0);
         assert!(!clear(lent), "a pass lent at first");
         assert!(clear(log(&[])), "never idle: a failure beyond doubt");
         assert!(
@@ -646,7 +646,7 @@ mod tests {
             "idle 1%: not beyond doubt"
         );
         // Too short to tell.
-        assert!(!crate::stream::early_verdict_is_clear(
+        assert!(!crate::engine::early_verdict_is_clear(
             &s,
             &log(&[]),
             at / 3,
@@ -668,16 +668,16 @@ mod tests {
         for n in [30, 50, 70, 75, 85, 90, 97, 100, 104, 130] {
             let mut whole = spec(n, 0, 1 << 18, 7.28, 15);
             whole.steady_start = true;
-            whole.duration_ns -= crate::stream::steady_start_saves_ns(&whole);
+            whole.duration_ns -= crate::engine::steady_start_saves_ns(&whole);
             let mut early = whole.clone();
             early.end_early = true;
             let (a, b) = (
                 simulate(&whole, &m, &no).unwrap(),
                 simulate(&early, &m, &no).unwrap(),
             );
-            let at_ns = crate::stream::early_end_at_ns(&early);
+            let at_ns = crate::engine::early_end_at_ns(&early);
             let cycle_ns = f64::from(1 << 18) / 144_000.0 * 1e9;
-            let warmup_ns = crate::stream::steady_warmup_s(&early) * 1e9;
+            let warmup_ns = crate::engine::steady_warmup_s(&early) * 1e9;
             assert_eq!(
                 ((at_ns as f64 - warmup_ns) / cycle_ns).floor(),
                 3.0,
@@ -693,7 +693,7 @@ mod tests {
                 );
                 assert!(a.ran_ms - b.ran_ms > 1500.0, "{n} tracks: a cycle sooner");
                 let (ia, ib) = (a.butler_idle_pct.unwrap(), b.butler_idle_pct.unwrap());
-                assert!(ib >= crate::stream::EARLY_PASS_IDLE_PCT, "{n} tracks: {ib}");
+                assert!(ib >= crate::engine::EARLY_PASS_IDLE_PCT, "{n} tracks: {ib}");
                 assert!((ia - ib).abs() < 1.0, "{n} tracks: idle {ia} against {ib}");
                 let (x, y) = (
                     a.capacity_estimate().unwrap(),
@@ -706,7 +706,7 @@ mod tests {
                 assert_ne!(b.verdict, Verdict::Pass, "{n} tracks");
                 assert!((b.ran_ms - at_ns as f64 / 1e6).abs() < 12.0, "{n} tracks");
                 let ib = b.butler_idle_pct.unwrap();
-                assert!(ib < crate::stream::early_fail_idle_pct(true), "{n}: {ib}");
+                assert!(ib < crate::engine::early_fail_idle_pct(true), "{n}: {ib}");
                 failed_early.push(n);
             } else {
                 assert_eq!(a.verdict, b.verdict, "{n} tracks");
@@ -775,7 +775,7 @@ mod tests {
     fn short_probe_search(base: &StreamSpec, m: &DeviceModel) -> u32 {
         let mut base = base.clone();
         base.duration_ns =
-            ((crate::stream::min_run_s(&base) + crate::stream::refill_cycle_s(&base) + 0.3) * 1e9)
+            ((crate::engine::min_run_s(&base) + crate::engine::refill_cycle_s(&base) + 0.3) * 1e9)
                 as u64;
         base.stop_early = true;
         search_with(&base, m, 0.02)
@@ -808,7 +808,7 @@ mod tests {
         assert_eq!(o.xruns(), 0);
         assert_eq!(o.verdict, Verdict::TooShort, "{:?}", o.shortcoming);
         // Long enough to tell: above the bound, the butler has nothing to spare.
-        s.duration_ns = ((crate::stream::min_run_s(&s) + 1.0) * 1e9) as u64;
+        s.duration_ns = ((crate::engine::min_run_s(&s) + 1.0) * 1e9) as u64;
         let o = simulate(&s, &m, &no).unwrap();
         assert_ne!(o.verdict, Verdict::Pass);
         // A 1 B/s device: a locate of days, then a 1 s run that proves nothing.

@@ -6,7 +6,7 @@ use super::summary::{headline, summary};
 use super::terminal::{column_header, columns};
 use super::{shown, words::words};
 use crate::error::Result;
-use crate::metrics::{self as m, Def};
+use crate::result::metrics::{self as m, Def};
 use crate::result::{Detail, ResultDoc, Section};
 use crate::units::fmt_size;
 use std::fmt::Write;

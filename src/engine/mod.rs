@@ -3,12 +3,12 @@
 //! in virtual time, with the same ring, policy and accounting code.
 
 pub mod butler;
-pub mod engine;
 pub mod profile;
-pub mod real;
-pub mod sampler;
-pub mod sim;
+pub mod real_time;
 pub mod spsc;
+pub mod stream_loop;
+pub mod virtual_time;
+pub mod voices;
 
 pub mod ring;
 
@@ -1390,7 +1390,7 @@ pub(crate) fn tick_behind_of(
 pub(crate) fn outcome(
     spec: &StreamSpec,
     tracks: &[Track],
-    e: engine::EngineOut<tick::Tick>,
+    e: stream_loop::EngineOut<tick::Tick>,
     simulated: bool,
 ) -> StreamOutcome {
     let ran_s = (e.ran_ns as f64 / 1e9).max(f64::MIN_POSITIVE);
@@ -1724,9 +1724,9 @@ mod tests {
         let held = held.with_hold(Some(550.0), window);
         assert!(held.drain_is_one_hold(5.19));
         assert_eq!(held.shortcoming(), None);
-        let finding = crate::findings::drain_within_one_hold(&held, Some(550.0));
+        let finding = crate::result::findings::drain_within_one_hold(&held, Some(550.0));
         assert!(
-            matches!(finding, Some(crate::findings::Finding::DrainWithinOneHold { hold_ms, .. }) if hold_ms == 550.0),
+            matches!(finding, Some(crate::result::findings::Finding::DrainWithinOneHold { hold_ms, .. }) if hold_ms == 550.0),
             "{finding:?}"
         );
         // A shorter hold does not account for it.
