@@ -25,8 +25,8 @@
 //! track beyond the first guess that a probe asked for (its file laid out and deleted).
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use trackbench::engine::Verdict;
 use trackbench::search::{ProbeResult, find_max};
+use trackbench::verdict::Verdict;
 
 struct Noise {
     noise: f64,

@@ -24,6 +24,7 @@ pub mod studio;
 pub mod suite;
 pub mod target;
 pub mod units;
+pub mod verdict;
 pub mod workloads;
 
 pub use error::{Error, Result};

@@ -592,14 +592,17 @@ impl StreamOpts {
         match dur {
             None => spec.duration_ns = (planned * 1e9) as u64,
             // A probe too short to tell could never pass: the search would answer 0.
-            Some(d) if self.find_max && d.as_secs_f64() < trackbench::engine::min_run_s(&spec) => {
+            Some(d)
+                if self.find_max
+                    && d.as_secs_f64() < trackbench::verdict::windows::min_run_s(&spec) =>
+            {
                 bail!(
                     "invalid duration {:?} for --find-max: with {} rings ({:.2} s) each probe needs at least {:.1} s (one ring plus {}) before it can pass; leave --duration out to let the search plan it ({:.1} s), or use smaller rings (--buffer, --chunk)",
                     self.duration.as_deref().unwrap_or_default(),
                     trackbench::units::fmt_size(spec.ring_bytes()),
                     spec.ring_s(),
-                    trackbench::engine::min_run_s(&spec),
-                    trackbench::engine::steady_words(),
+                    trackbench::verdict::windows::min_run_s(&spec),
+                    trackbench::verdict::windows::steady_words(),
                     planned
                 )
             }
@@ -755,13 +758,13 @@ impl SamplerArgs {
         let spec = w.spec(w.voices, 1_000_000_000, 4096);
         spec.validate()?;
         if let Some(d) = w.duration
-            && d.as_secs_f64() < trackbench::engine::voices::min_run_s(&spec)
+            && d.as_secs_f64() < trackbench::verdict::voices::min_run_s(&spec)
             && w.find_max
         {
             bail!(
                 "invalid duration {:?} for --find-max: each probe needs at least {:.1} s (one ring and 5 s of steady running) before it can pass; leave --duration out to let the search plan it",
                 self.duration.as_deref().unwrap_or_default(),
-                trackbench::engine::voices::min_run_s(&spec)
+                trackbench::verdict::voices::min_run_s(&spec)
             );
         }
         Ok(w)

@@ -5,10 +5,12 @@
 //! simulated runs.
 
 use super::ring::{Ring, RingMemory, RingsReady};
-use super::stream_loop::{self, Files, TickDriver, TickReport, TickSide, Timing, Tracks};
+use super::stream_loop::{
+    self, EarlyEnd, Files, TickDriver, TickReport, TickSide, Timing, Tracks, TracksRun,
+};
 use super::telemetry::LagSeries;
 use super::tick::Tick;
-use super::{ButlerMode, Direction, StreamOutcome, StreamSpec, Track};
+use super::{ButlerMode, Direction, StreamSpec, Track};
 use crate::clock::{Clock, RealClock};
 use crate::control::{Control, ProgressUnit};
 use crate::error::{Error, Result};
@@ -243,16 +245,18 @@ impl Timing for RealTime {
 
 /// Runs `spec` on real files: `play` for the playback tracks, `record` for the capture tracks (new,
 /// empty files of ours). Ring memory comes from `rings` and goes back to it afterwards, so the
-/// probes of a search allocate it once. Returns the outcome and the bytes each record track
-/// wrote.
+/// probes of a search allocate it once. `early` may end a run that may end early
+/// (`StreamSpec::end_early`). Returns what the run measured, for the verdict to judge, and the
+/// bytes each record track wrote.
 pub fn run(
     spec: &StreamSpec,
     play: &[StreamFile<'_>],
     record: &[StreamFile<'_>],
     device: Option<&crate::target::DeviceInfo>,
     rings: &mut RingMemory,
+    early: Option<&dyn EarlyEnd>,
     ctl: &Control<'_>,
-) -> Result<(StreamOutcome, Vec<u64>)> {
+) -> Result<(TracksRun, Vec<u64>)> {
     spec.validate()?;
     assert_eq!(
         play.len(),
@@ -298,7 +302,7 @@ pub fn run(
                 }
             });
         }
-        let out = run_tracks(spec, play, record, &tracks, device, ctl, &gate);
+        let out = run_tracks(spec, (play, record), &tracks, device, early, ctl, &gate);
         // A run that ended early (failed, interrupted) does not wait for the rest.
         stop.store(true, Ordering::Relaxed);
         out
@@ -318,13 +322,13 @@ pub fn run(
 /// `run` on tracks whose rings are ready.
 fn run_tracks(
     spec: &StreamSpec,
-    play: &[StreamFile<'_>],
-    record: &[StreamFile<'_>],
+    (play, record): (&[StreamFile<'_>], &[StreamFile<'_>]),
     tracks: &[Track],
     device: Option<&crate::target::DeviceInfo>,
+    early: Option<&dyn EarlyEnd>,
     ctl: &Control<'_>,
     gate: &RingsReady,
-) -> Result<(StreamOutcome, Vec<u64>)> {
+) -> Result<(TracksRun, Vec<u64>)> {
     let files: Vec<&File> = play.iter().chain(record).map(|f| f.file).collect();
     let names: Vec<PathBuf> = play.iter().chain(record).map(|f| f.path.clone()).collect();
     let io = IoSettings {
@@ -373,6 +377,7 @@ fn run_tracks(
             rings_ready: Some(gate),
         },
         device,
+        early,
         ctl,
     )?;
     if let Some((track, off)) = e.side.played.verify_error {
@@ -387,9 +392,9 @@ fn run_tracks(
         .filter(|t| t.dir == Direction::Record)
         .map(|t| t.ring.consumed())
         .collect();
-    let mut out = super::outcome(spec, tracks, e, false);
-    out.peak_rss_bytes = peak_rss_bytes();
-    Ok((out, written))
+    let mut run = TracksRun::of(tracks, spec.ring_bytes(), e, false);
+    run.peak_rss_bytes = peak_rss_bytes();
+    Ok((run, written))
 }
 
 /// The process's peak resident memory (VmHWM), for the memory-beyond-rings figure.
@@ -398,81 +403,4 @@ pub fn peak_rss_bytes() -> Option<u64> {
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb * 1024)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::audio::Format;
-    use crate::engine::{Policy, Verdict};
-
-    /// A real run that may pass early (`StreamSpec::end_early`) and has its butler idle almost
-    /// all the time ends where the shortest passing run ends (7.3 s of its 9 s, in the periods
-    /// the tick played), passing. (The simulated test beside `sim`'s shows the same run that may
-    /// not playing its whole duration.)
-    #[test]
-    fn a_real_run_with_its_pass_beyond_doubt_ends_at_the_shortest_run_that_can_pass() {
-        let t = tempfile::tempdir().unwrap();
-        let cancel = AtomicBool::new(false);
-        let ctl = Control::quiet(&cancel);
-        let format = Format::default();
-        let spec = StreamSpec {
-            format,
-            play_tracks: 4,
-            record_tracks: 0,
-            period_frames: 256,
-            duration_ns: 9_000_000_000,
-            margin: 0.2,
-            policy: Policy::named("trackbench", &format)
-                .unwrap()
-                .with_chunk(16 << 10)
-                .with_buffer(2.0),
-            butler: ButlerMode::Serial,
-            stagger: false,
-            prealloc: false,
-            locate_queue_depth: None,
-            stop_early: true,
-            steady_start: false,
-            end_early: true,
-            locate_from_content: false,
-            start_at_first_refill: false,
-        };
-        let mut dd = crate::datadir::DataDir::open(t.path(), false).unwrap();
-        let len = crate::engine::play_file_bytes(&spec);
-        let (spans, _) =
-            crate::dataset::ensure_wavs(&mut dd, "play", 4, &format, len, false, &ctl).unwrap();
-        let files: Vec<StreamFile<'_>> = spans
-            .iter()
-            .map(|s| crate::workloads::multitrack::stream_file(s, len))
-            .collect();
-        let mut rings = RingMemory::new();
-        let at_ns = crate::engine::early_end_at_ns(&spec);
-        let (early, _) = run(&spec, &files, &[], None, &mut rings, &ctl).unwrap();
-        assert_eq!(early.verdict, Verdict::Pass, "{:?}", early.shortcoming);
-        assert!(!early.stopped_early && !early.interrupted);
-        // At that point of the tick's schedule (a period or two on), and on the clock no more
-        // than the tick's start later (its real-time grant and mlockall).
-        let played_ms = (early.ticks * spec.period_ns()) as f64 / 1e6;
-        let period_ms = spec.period_ns() as f64 / 1e6;
-        assert!(
-            (played_ms - at_ns as f64 / 1e6).abs() <= 2.0 * period_ms,
-            "played {played_ms} ms, not {} ms",
-            at_ns as f64 / 1e6
-        );
-        assert!(
-            (early.ran_ms - at_ns as f64 / 1e6).abs() < 250.0,
-            "ended at {} ms, not at {} ms",
-            early.ran_ms,
-            at_ns as f64 / 1e6
-        );
-        assert!(early.butler_idle_pct.unwrap() >= crate::engine::EARLY_PASS_IDLE_PCT);
-        assert!(
-            early.ran_ms < spec.duration_ns as f64 / 1e6 - 1500.0,
-            "a cycle and more before its planned end: {} ms",
-            early.ran_ms
-        );
-        drop(files);
-        drop(spans);
-        dd.close().unwrap();
-    }
 }

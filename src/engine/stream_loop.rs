@@ -11,9 +11,10 @@
 
 use super::butler::{Planner, Request};
 use super::ring::RingsReady;
+use super::shape::head_start_bytes;
 use super::telemetry::{IdleLog, LagPoint};
 use super::tick::Tick;
-use super::{Direction, FillPoint, StreamSpec, Track, stagger};
+use super::{Direction, FillPoint, StreamSpec, Track, TrackReport};
 use crate::clock::Clock;
 use crate::control::{Control, ProgressUnit};
 use crate::error::{Error, Result};
@@ -37,7 +38,7 @@ impl TickSide for Tick {
         Tick::run(self, tracks, t_ns);
     }
     fn cannot_pass(&self, spec: &StreamSpec) -> bool {
-        super::cannot_pass(spec, self)
+        self.underruns + self.overruns > 0 || self.worst < spec.margin
     }
 }
 
@@ -104,6 +105,44 @@ pub struct TickReport {
     pub stopped_behind: bool,
     /// Allocations inside the real-time loop, where the program counts them.
     pub allocations: Option<u64>,
+}
+
+/// What may end a run before its planned length once its verdict is beyond doubt
+/// (`StreamSpec::end_early`). The engine knows no verdict: the judge's rule, outside it, says
+/// when to look and what the butler's idle time so far shows (`verdict::windows::EarlyLook`).
+pub trait EarlyEnd {
+    /// The run time, in ns, at which the run looks (once): as long on the clock and in the
+    /// periods the tick has played.
+    fn look_at_ns(&self) -> u64;
+    /// Whether the verdict is beyond doubt at `ran_ns`, given the butler's idle time so far.
+    fn verdict_is_clear(&self, idle: &IdleLog, ran_ns: u64) -> bool;
+}
+
+/// A fixed set of tracks' run as the engine measured it, for the verdict to judge
+/// (`verdict::tracks::judge`).
+pub struct TracksRun {
+    pub engine: EngineOut<Tick>,
+    /// What each track went through.
+    pub tracks: Vec<TrackReport>,
+    pub simulated: bool,
+    /// The process's peak resident memory after the run (real runs).
+    pub peak_rss_bytes: Option<u64>,
+}
+
+impl TracksRun {
+    /// `engine`'s run of `tracks` (rings of `ring_bytes` each), with each track's accounting.
+    pub fn of(tracks: &[Track], ring_bytes: u64, engine: EngineOut<Tick>, simulated: bool) -> Self {
+        TracksRun {
+            engine,
+            tracks: tracks
+                .iter()
+                .enumerate()
+                .map(|(i, t)| t.report(i as u32, ring_bytes))
+                .collect(),
+            simulated,
+            peak_rss_bytes: None,
+        }
+    }
 }
 
 /// How the tick runs beside the butler: on a real-time thread against the monotonic clock
@@ -541,24 +580,24 @@ fn butler_loop(
     idle: &mut IdleLog,
     live: &mut LiveSampler<'_>,
     mut wait: Option<&mut CpuWait>,
-    mut early: Option<(u64, &StreamSpec, f64)>,
+    mut early: Option<(&dyn EarlyEnd, u64)>,
 ) -> Result<u64> {
     let t0 = clock.now_ns();
     b.t0 = t0;
     let mut sampled = t0;
     // A run that may end early looks once, when it is as long as the shortest that can pass,
-    // at the idle share its verdict would take (`early_verdict_is_clear`): as long on the clock
+    // at the idle share its verdict would take (`EarlyEnd`): as long on the clock
     // and in the periods the tick has played. A tick behind its schedule has played less than
     // the clock says, and a run ended on the clock alone had too little of it for a trend: its
     // verdict rested on the butler's idle time, which a slow tick's lighter demand leaves it.
     while !driver.finished() {
         let now = clock.now_ns();
-        if let Some((at, spec, fail_below)) = early
-            && now - t0 >= at
-            && driver.ticks_done() * spec.period_ns() >= at
+        if let Some((judge, period_ns)) = early
+            && now - t0 >= judge.look_at_ns()
+            && driver.ticks_done() * period_ns >= judge.look_at_ns()
         {
             early = None;
-            if super::early_verdict_is_clear(spec, idle, now - t0, fail_below) {
+            if judge.verdict_is_clear(idle, now - t0) {
                 driver.end_now();
             }
         }
@@ -803,6 +842,30 @@ fn locate_tail_bytes(spec: &StreamSpec, device: Option<&DeviceInfo>) -> u64 {
         .min(spec.ring_bytes())
 }
 
+/// With `--stagger`, spreads the tracks' positions over one chunk: track k starts k/T of a chunk
+/// further on, so their refill thresholds do not all fall on the same tick.
+fn stagger(spec: &StreamSpec, tracks: &[Track]) {
+    if !spec.stagger && !spec.steady_start {
+        return;
+    }
+    let n = tracks.len() as u64;
+    for (k, t) in tracks.iter().enumerate() {
+        let off =
+            (k as u64 * spec.policy.chunk_bytes / n) / spec.period_bytes() * spec.period_bytes();
+        let off = off.min(t.ring.capacity() - 2 * spec.period_bytes().min(t.ring.capacity() / 2));
+        match t.dir {
+            Direction::Play => t.ring.commit_consume(off.min(t.ring.fill())),
+            Direction::Record => {
+                let off = off.min(t.ring.free()) / 4096 * 4096;
+                if t.ring.has_memory() {
+                    super::tick::record_bytes(t, off);
+                }
+                t.ring.commit_produce(off);
+            }
+        }
+    }
+}
+
 /// One streaming run: locate, play `spec.ticks()` periods with `side` while the butler serves
 /// the rings through `backend` (the locate through `locate` where given: a deeper queue that
 /// saves a search's probes time, since their locate is not what they measure), then drain and
@@ -818,6 +881,7 @@ pub fn run<Tm: Timing, T: TickSide>(
     butler_side: &mut dyn ButlerSide,
     files: &Files<'_>,
     device: Option<&DeviceInfo>,
+    early: Option<&dyn EarlyEnd>,
     ctl: &Control<'_>,
 ) -> Result<EngineOut<T>> {
     let clock = timing.clock();
@@ -900,7 +964,7 @@ pub fn run<Tm: Timing, T: TickSide>(
     b.read_bytes = 0;
     b.read_lat = LatencyHist::default();
     // A run that starts at the first refill has played the periods before it already.
-    let head = super::head_start_bytes(spec);
+    let head = head_start_bytes(spec);
     for t in tracks.iter().filter(|t| t.dir == Direction::Play) {
         t.ring.commit_consume(head.min(t.ring.fill()));
     }
@@ -944,13 +1008,9 @@ pub fn run<Tm: Timing, T: TickSide>(
                 &mut idle,
                 &mut live,
                 wait.as_mut(),
-                spec.end_early.then(|| {
-                    (
-                        super::early_end_at_ns(spec),
-                        spec,
-                        super::early_fail_idle_pct(!Tm::REAL),
-                    )
-                }),
+                early
+                    .filter(|_| spec.end_early)
+                    .map(|judge| (judge, spec.period_ns())),
             );
             butler_cpu_s = thread_cpu_s() - cpu0;
             if let Some(w) = wait {

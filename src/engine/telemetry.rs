@@ -1,8 +1,15 @@
 //! Fill over time in fixed memory: the worst and the mean ring headroom, averaged into at most
 //! `MAX_POINTS` points however long the run.
 
-use super::FillPoint;
 use serde::{Deserialize, Serialize};
+
+/// One point of the fill-over-time chart: the worst and the mean headroom over all tracks.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct FillPoint {
+    pub t_ms: f64,
+    pub worst_pct: f64,
+    pub mean_pct: f64,
+}
 
 /// Most points a run's chart keeps.
 pub const MAX_POINTS: usize = 512;

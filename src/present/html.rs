@@ -8,7 +8,7 @@ use super::charts::{self, BarSeries, Line, ProbePoint, Rule};
 use super::summary::{headline, summary};
 use super::terminal::{column_header, columns};
 use super::{shown, words::words};
-use crate::engine::{StreamOutcome, StreamSpec, Verdict};
+use crate::engine::StreamSpec;
 use crate::error::Result;
 use crate::result::metrics::{self as m, Def};
 use crate::result::{Detail, ResultDoc, Section, Transfers};
@@ -16,6 +16,8 @@ use crate::search::CapacityReport;
 use crate::search::Probe;
 use crate::stats::Histogram;
 use crate::units::{fmt_figure, fmt_size};
+use crate::verdict::Verdict;
+use crate::verdict::tracks::StreamOutcome;
 use crate::workloads::realtime::{HDR_ROW, PLAY_ROW, RECORD_ROW};
 use plotters::style::RGBColor;
 use std::fmt::Write;
@@ -729,7 +731,7 @@ fn stream_charts(p: &mut Page, s: &Section, o: &StreamOutcome) -> Result<()> {
 
 /// A sampler run's charts: how much of its preload each note's first read left, the voices'
 /// rings over time, the reads' latency and the tick's lateness.
-fn sampler_charts(p: &mut Page, o: &crate::engine::voices::SamplerOutcome) -> Result<()> {
+fn sampler_charts(p: &mut Page, o: &crate::verdict::voices::SamplerOutcome) -> Result<()> {
     if let Some(h) = &o.first_read_slack_hist {
         p.chart(
             "slack",
@@ -1053,7 +1055,9 @@ mod tests {
 
     #[test]
     fn the_probe_table_says_what_each_verdict_rested_on() {
-        use crate::engine::{CapacityEvidence, Shortcoming, Sustain};
+        use crate::engine::Sustain;
+        use crate::verdict::Shortcoming;
+        use crate::verdict::evidence::CapacityEvidence;
         let sustain = |s: f64, n: f64| Sustain {
             shortfall_pct: s,
             margin_in_s: None,

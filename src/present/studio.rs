@@ -2,11 +2,11 @@
 //! what the shared storage delivered in all, and each host's row beside it. The terminal, the
 //! HTML and Markdown reports all take their lines and rows from here.
 
-use crate::engine::Verdict;
 use crate::result::metrics::{self as m, Def};
 use crate::result::{Detail, ResultDoc, Section, Studio};
 use crate::search::CapacityReport;
 use crate::units::fmt_figure;
+use crate::verdict::Verdict;
 
 /// The figures a host's row shows, in this order, where the host has them.
 const HOST_FIGURES: [&Def; 13] = [
@@ -199,8 +199,8 @@ fn section(st: &Studio, i: usize, s: &Section, k: usize) -> StudioSection {
 }
 
 /// How the storage kept up with every workstation's rings together, at a search's answer (the
-/// evidence the studio's verdict judged: see `crate::engine::CapacityEvidence::pooled`).
-fn storage_words(st: &crate::engine::CapacityEvidence) -> String {
+/// evidence the studio's verdict judged: see `crate::verdict::evidence::CapacityEvidence::pooled`).
+fn storage_words(st: &crate::verdict::evidence::CapacityEvidence) -> String {
     let mut parts = Vec::new();
     if let Some(s) = st.shortfall_pct {
         parts.push(format!(

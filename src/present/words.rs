@@ -1,9 +1,9 @@
 //! Findings in words: the one place that turns a [`Finding`] into the sentence every presenter
 //! (terminal, HTML, Markdown) shows.
 
-use crate::engine::{self, Shortcoming};
 use crate::result::findings::{Finding, TrailStep, Way};
 use crate::units::fmt_size;
+use crate::verdict::{self, Shortcoming, evidence, windows};
 
 fn way_word(w: Way) -> &'static str {
     match w {
@@ -29,11 +29,11 @@ fn trail(probes: &[TrailStep]) -> String {
 
 /// A probe's verdict and, where it did not pass, why in a few words: "marginal (rings
 /// draining)". For a search's trail and the report's probe table.
-pub(crate) fn probe_verdict(verdict: engine::Verdict, shortcoming: Option<Shortcoming>) -> String {
+pub(crate) fn probe_verdict(verdict: verdict::Verdict, shortcoming: Option<Shortcoming>) -> String {
     let word = verdict.word().to_lowercase();
     match shortcoming {
         // A too-short probe's verdict already says why.
-        Some(s) if verdict != engine::Verdict::Pass && s.is_failure() => {
+        Some(s) if verdict != verdict::Verdict::Pass && s.is_failure() => {
             format!("{word} ({})", brief(&s))
         }
         _ => word,
@@ -121,7 +121,7 @@ fn shortcoming(s: &Shortcoming, first_xrun_ms: Option<f64>, margin_in_s: Option<
         ),
         Shortcoming::TooShort { ran_s, needed_s } => format!(
             "too short to tell: the run lasted {ran_s:.1} s, and the prefilled rings alone could carry that; a run can pass only after one ring's length plus {} ({needed_s:.1} s): use --duration {}s or more",
-            engine::steady_words(),
+            windows::steady_words(),
             (needed_s + 1.0).ceil()
         ),
     }
@@ -420,8 +420,8 @@ pub fn words(f: &Finding) -> String {
             );
             let rule = format!(
                 "{}, with no xrun, no ring below the margin, no drain, {} (spare capacity measured, not assumed)",
-                engine::steady_words(),
-                engine::spare_words(*simulated)
+                windows::steady_words(),
+                windows::spare_words(*simulated)
             );
             match steady {
                 None => format!(
@@ -432,8 +432,8 @@ pub fn words(f: &Finding) -> String {
                     q.probe_s,
                     q.end_early_s.map_or(String::new(), |e| format!(
                         " ({e:.1} s where the butler had been idle {:.0}% or more of its steady part by then and of that part's later half, a pass beyond doubt, or under {}% of it, a failure beyond doubt)",
-                        engine::EARLY_PASS_IDLE_PCT,
-                        engine::early_fail_idle_pct(*simulated)
+                        windows::EARLY_PASS_IDLE_PCT,
+                        windows::early_fail_idle_pct(*simulated)
                     )),
                     q.warmup_s
                 ),
@@ -460,8 +460,8 @@ pub fn words(f: &Finding) -> String {
         ),
         Finding::SuiteRule => format!(
             "each answer is the most tracks that passed a --find-max search: no xrun, no ring below 20%, no drain, {} after a ring and {}; `trackbench play|record|hdr --find-max` searches with other settings",
-            engine::spare_words(false),
-            engine::steady_words()
+            windows::spare_words(false),
+            windows::steady_words()
         ),
         Finding::InstrumentLoad {
             samples,
@@ -516,7 +516,7 @@ pub fn words(f: &Finding) -> String {
             "the answer holds for: {profile} at {format}, {} preload, {} reads, {samples} samples, {notes_per_s} note-ons/s; a probe passes only with no dropout, every first read and ring above the margin, and the butler idle at least {}% of the steady part",
             fmt_size(*preload_bytes),
             fmt_size(*read_bytes),
-            engine::spare_min_pct(*simulated)
+            evidence::spare_min_pct(*simulated)
         ),
         Finding::ColdMeans { how } => format!("cold: {how}"),
         Finding::Bounced {
@@ -564,7 +564,7 @@ mod tests {
 
     #[test]
     fn a_search_trail_says_why_each_probe_fell_short() {
-        use engine::Verdict::*;
+        use verdict::Verdict::*;
         let step = |count, verdict, shortcoming| TrailStep {
             count,
             verdict,

@@ -2,9 +2,9 @@
 //! which presenters put into words (`report::words`). The result document keeps them as tagged
 //! objects; the finished sentences of older documents load as [`Finding::Text`].
 
-use crate::engine::Shortcoming;
-use crate::engine::Verdict;
 use crate::search::SearchLimit;
+use crate::verdict::Shortcoming;
+use crate::verdict::Verdict;
 use serde::{Deserialize, Deserializer, Serialize};
 
 /// Which way data moved, for findings about a direction.
@@ -336,12 +336,12 @@ impl Finding {
 /// A passing run's drain that one hold accounts for, in words a reader can check
 /// (`CapacityEvidence::drain_is_one_hold`); None for any other run.
 pub fn drain_within_one_hold(
-    evidence: &crate::engine::CapacityEvidence,
+    evidence: &crate::verdict::evidence::CapacityEvidence,
     hold_ms: Option<f64>,
 ) -> Option<Finding> {
     let s = evidence
         .shortfall_pct
-        .filter(|&s| s > crate::engine::SHORTFALL_LIMIT_PCT && evidence.drain_is_one_hold(s))?;
+        .filter(|&s| s > crate::verdict::SHORTFALL_LIMIT_PCT && evidence.drain_is_one_hold(s))?;
     Some(Finding::DrainWithinOneHold {
         shortfall_pct: s,
         hold_ms: hold_ms?,
@@ -415,7 +415,7 @@ mod tests {
             "butler_waited_for_cpu"
         );
         // A run that ended too soon to tell did not fail: no caution, no "run it again".
-        use crate::engine::Shortcoming;
+        use crate::verdict::Shortcoming;
         let too_short = Shortcoming::TooShort {
             ran_s: 4.0,
             needed_s: 12.7,

@@ -5,7 +5,6 @@ pub mod findings;
 pub mod metrics;
 
 use crate::audio::Format;
-use crate::engine::StreamOutcome;
 use crate::host::HostInfo;
 use crate::io::IoSettings;
 use crate::result::findings::{Finding, deserialize_findings};
@@ -13,6 +12,7 @@ use crate::result::metrics::Def;
 use crate::search::{RealTimeDetail, SearchDetail};
 use crate::stats::{Histogram, Spread};
 use crate::target::TargetInfo;
+use crate::verdict::tracks::StreamOutcome;
 use serde::{Deserialize, Deserializer, Serialize};
 
 /// Bumped whenever a field changes meaning or disappears.
@@ -115,7 +115,7 @@ pub enum Detail {
     /// A classic workload: each row's latency distribution, from the last run.
     Transfers(Transfers),
     /// One sampler run.
-    Sampler(Box<crate::engine::voices::SamplerOutcome>),
+    Sampler(Box<crate::verdict::voices::SamplerOutcome>),
 }
 
 /// Each row's latencies, for histograms.
@@ -141,7 +141,7 @@ impl Detail {
             Search(SearchDetail),
             RealTime(RealTimeDetail),
             Transfers(Transfers),
-            Sampler(Box<crate::engine::voices::SamplerOutcome>),
+            Sampler(Box<crate::verdict::voices::SamplerOutcome>),
         }
         use serde_json::from_value as from;
         Ok(if v.get("kind").is_some() {

@@ -9,9 +9,10 @@
 //! what it delivered was the probe's, not the count's: the bracket above it is reopened, once a
 //! search. Every probe is kept.
 
-use crate::engine::{CapacityEvidence, Shortcoming, Verdict};
 use crate::error::{Error, Result};
 use crate::studio::{World, gather};
+use crate::verdict::evidence::CapacityEvidence;
+use crate::verdict::{Shortcoming, Verdict};
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::AtomicBool;
 
@@ -228,8 +229,8 @@ pub struct RealTimeDetail {
 }
 
 /// A pass's estimate over its count (`1 / (1 - idle)`) at which its butler was idle
-/// [`crate::engine::EARLY_PASS_IDLE_PCT`] of the time or more: a pass beyond doubt.
-const BEYOND_DOUBT_SHARE: f64 = 1.0 / (1.0 - crate::engine::EARLY_PASS_IDLE_PCT / 100.0);
+/// [`crate::verdict::windows::EARLY_PASS_IDLE_PCT`] of the time or more: a pass beyond doubt.
+const BEYOND_DOUBT_SHARE: f64 = 1.0 / (1.0 - crate::verdict::windows::EARLY_PASS_IDLE_PCT / 100.0);
 
 /// How many tolerances above what the failure at the bracket's top delivered a pass must lie to
 /// show that failure was the probe's and reopen the bracket (see `find_max`).
@@ -959,7 +960,7 @@ mod tests {
     fn each_probe_keeps_what_its_verdict_rested_on() {
         // One computer's probe: its capacity evidence and how long it streamed are in the
         // trail, and survive the document (a capped test's failure prints them).
-        let ev = crate::engine::CapacityEvidence::of_stream(None, Some(7.2), false);
+        let ev = crate::verdict::evidence::CapacityEvidence::of_stream(None, Some(7.2), false);
         let c = find_max(100, 100, 0.02, |n, _| {
             Ok(probe_result(n <= 100, Some(150.0))?.map(|r| ProbeResult {
                 ran_s: Some(9.4),

@@ -10,11 +10,11 @@ use crate::control::Live;
 use crate::dataset::{self, Span};
 use crate::engine::real_time::StreamFile;
 use crate::engine::ring::{Ring, RingMemory};
-use crate::engine::virtual_time::{DeviceModel, simulate_watched};
-use crate::engine::{
-    ButlerMode, Policy, StreamOutcome, StreamSpec, head_start_ns, min_run_s, real_time,
-    steady_start_allowed, steady_start_saves_ns, wave_times,
+use crate::engine::shape::{
+    head_start_ns, steady_start_allowed, steady_start_saves_ns, wave_times,
 };
+use crate::engine::virtual_time::DeviceModel;
+use crate::engine::{ButlerMode, Policy, StreamSpec};
 use crate::error::{Error, Result};
 use crate::io::driver::Limits;
 use crate::io::{self, OpKind, OpenMode};
@@ -26,6 +26,8 @@ use crate::search::{
     figures_of, find_max_shared,
 };
 use crate::units::fmt_size;
+use crate::verdict::tracks::{self as judged, StreamOutcome};
+use crate::verdict::windows::min_run_s;
 use serde::Serialize;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
@@ -124,7 +126,7 @@ impl Streaming {
         rings: &mut RingMemory,
     ) -> Result<StreamOutcome> {
         match &self.device {
-            Some(m) => simulate_watched(spec, m, env.ctl.cancel, env.ctl.progress),
+            Some(m) => judged::simulate_watched(spec, m, env.ctl.cancel, env.ctl.progress),
             None => self.one_real(env, spec, rings),
         }
     }
@@ -137,8 +139,8 @@ impl Streaming {
     ) -> Result<StreamOutcome> {
         let what = format!("{:?} (it writes test files)", self.kind).to_lowercase();
         let direct = spec.policy.direct;
-        let play_len = crate::engine::play_file_bytes(spec);
-        let rec_len = crate::engine::record_file_bytes(spec);
+        let play_len = crate::engine::shape::play_file_bytes(spec);
+        let rec_len = crate::engine::shape::record_file_bytes(spec);
         let rings_bytes = u64::from(spec.tracks()) * spec.ring_bytes();
         let butler_bytes = spec.butler_buffer_bytes();
         let mut what_pins = format!(
@@ -211,7 +213,7 @@ impl Streaming {
         let pf: Vec<_> = play.iter().map(|s| stream_file(s, s.len())).collect();
         let rf: Vec<_> = rec.iter().map(|s| stream_file(s, rec_len)).collect();
         let (outcome, written) =
-            real_time::run(spec, &pf, &rf, env.target.device.as_ref(), rings, &env.ctl)?;
+            judged::run_real(spec, &pf, &rf, env.target.device.as_ref(), rings, &env.ctl)?;
         drop(pf);
         drop(rf);
         // Record files become proper WAV files of what was recorded.
@@ -265,7 +267,7 @@ impl Streaming {
         let rate = spec.format.bytes_per_second() as f64;
         if let Some(m) = &self.device {
             // The model serves reads and writes alike.
-            let spacing = crate::engine::play_file_bytes(spec) + DATA_OFFSET;
+            let spacing = crate::engine::shape::play_file_bytes(spec) + DATA_OFFSET;
             let rr = chunk as f64 / (m.occupancy_ns(chunk, Some(spacing)) as f64 / 1e9);
             let seq = (1u64 << 20) as f64 / (m.occupancy_ns(1 << 20, None) as f64 / 1e9);
             let both = |x: f64| Rates { read: x, write: x };
@@ -283,7 +285,7 @@ impl Streaming {
         );
         let files = 64usize;
         let (format, direct) = (spec.format, spec.policy.direct);
-        let play_len = crate::engine::play_file_bytes(spec);
+        let play_len = crate::engine::shape::play_file_bytes(spec);
         let (dd, ctl) = env.data_dir("the first guess")?;
         let (play, _) = play_files(dd, spec, files, play_len, ctl)?;
         let (mut span, _) = dataset::ensure_wavs(dd, "span", 1, &format, 256 << 20, false, ctl)?;
@@ -565,8 +567,8 @@ impl Streaming {
 /// (`per` tracks, of which `per - 1` record for hdr): a playback file holds at most
 /// `PLAY_FILE_MAX_S` with direct I/O (its reads wrap), a record file the whole run.
 fn track_disk_bytes(kind: StreamKind, base: &StreamSpec, per: f64) -> f64 {
-    let play = (crate::engine::play_file_bytes(base) + DATA_OFFSET) as f64;
-    let rec = (crate::engine::record_file_bytes(base) + DATA_OFFSET) as f64;
+    let play = (crate::engine::shape::play_file_bytes(base) + DATA_OFFSET) as f64;
+    let rec = (crate::engine::shape::record_file_bytes(base) + DATA_OFFSET) as f64;
     match kind {
         StreamKind::Play => play,
         StreamKind::Record => rec,
@@ -692,7 +694,7 @@ fn run_findings(spec: &StreamSpec, o: &StreamOutcome) -> Vec<Finding> {
 /// probes cost no wall time: they run long enough for a small drain to show.
 pub fn planned_duration_s(spec: &StreamSpec, find_max: bool, simulated: bool) -> f64 {
     let min = min_run_s(spec);
-    let cycle = crate::engine::refill_cycle_s(spec);
+    let cycle = crate::engine::shape::refill_cycle_s(spec);
     match (find_max, simulated) {
         (true, true) => (40.0 * spec.ring_s()).max(120.0).max(min + 2.0 * cycle),
         (true, false) => min + cycle + 0.3,
@@ -1094,9 +1096,9 @@ impl Workload for Streaming {
             probe.duration_ns = self.spec.duration_ns - head_start_ns(&probe);
             SteadyProbe {
                 probe_s: probe_s - steady_start_saves_ns(&probe) as f64 / 1e9,
-                warmup_s: crate::engine::steady_warmup_s(&probe),
+                warmup_s: crate::engine::shape::steady_warmup_s(&probe),
                 end_early_s: Some(
-                    crate::engine::early_end_at_ns(&StreamSpec {
+                    crate::verdict::windows::early_end_at_ns(&StreamSpec {
                         steady_start: true,
                         ..probe.clone()
                     }) as f64

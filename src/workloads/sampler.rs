@@ -12,9 +12,7 @@ use crate::dataset::{self, Span};
 use crate::engine::profile::SamplerPolicy;
 use crate::engine::ring::RingMemory;
 use crate::engine::virtual_time::DeviceModel;
-use crate::engine::voices::{
-    self, Library, Notes, SampleFile, SamplerOutcome, library_lengths, min_run_s,
-};
+use crate::engine::voices::{self, Library, Notes, SampleFile, library_lengths};
 use crate::engine::{ButlerMode, StreamSpec};
 use crate::error::{Error, Result};
 use crate::io::AlignedBuf;
@@ -28,6 +26,7 @@ use crate::search::{
     find_max_shared,
 };
 use crate::units::fmt_size;
+use crate::verdict::voices::{self as judged, CONFIRM_RUN_S, SamplerOutcome, min_run_s};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -211,7 +210,7 @@ impl Sampler {
         };
         match &self.device {
             Some(m) => {
-                voices::simulate_watched(spec, &notes, lib, m, env.ctl.cancel, env.ctl.progress)
+                judged::simulate_watched(spec, &notes, lib, m, env.ctl.cancel, env.ctl.progress)
             }
             None => {
                 let rings_bytes = spec.ring_bytes() * u64::from(voices::streams(spec));
@@ -232,7 +231,7 @@ impl Sampler {
                         path: s.path.clone(),
                     })
                     .collect();
-                voices::run_real(
+                judged::run_real(
                     spec,
                     &notes,
                     lib,
@@ -550,7 +549,7 @@ impl Workload for Sampler {
                 let mut s = base.clone();
                 s.play_tracks = v;
                 if confirm {
-                    s.duration_ns = s.duration_ns.max((voices::CONFIRM_RUN_S * 1e9) as u64);
+                    s.duration_ns = s.duration_ns.max((CONFIRM_RUN_S * 1e9) as u64);
                 }
                 match self.one(env, &s, &lib, &spans, &mut rings) {
                     Ok(o) if o.interrupted => Ok(None),

@@ -550,7 +550,7 @@ fn sampler_voices_stay_within_the_capped_devices_bound() {
         .expect("a confirmation probe");
     let secs = confirm["elapsed_s"].as_f64().unwrap();
     assert!(
-        secs >= trackbench::engine::voices::CONFIRM_RUN_S,
+        secs >= trackbench::verdict::voices::CONFIRM_RUN_S,
         "the confirmation ran {secs:.1} s: {confirm}"
     );
     // The bound is the library's long-run demand at the cap's nominal rate. A run's notes
