@@ -1,17 +1,14 @@
 //! The library's typed errors: every variant names the bad value and, where it helps, what would be valid.
 
+use crate::units::Invalid;
 use std::path::PathBuf;
 
 /// Everything that can go wrong while measuring.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// A setting that cannot be used: names the flag, the value and what is accepted.
-    #[error("invalid {what} {value:?}: {expected}")]
-    Invalid {
-        what: &'static str,
-        value: String,
-        expected: String,
-    },
+    #[error(transparent)]
+    Invalid(#[from] Invalid),
     /// The result store could not be opened, read or written.
     #[error("result store {location}: {detail}")]
     Store { location: String, detail: String },
@@ -127,11 +124,7 @@ impl Error {
 
     /// A bad setting.
     pub fn invalid(what: &'static str, value: impl ToString, expected: impl Into<String>) -> Self {
-        Error::Invalid {
-            what,
-            value: value.to_string(),
-            expected: expected.into(),
-        }
+        Error::Invalid(Invalid::new(what, value, expected))
     }
 
     /// True when the error means the filesystem ran out of space (ENOSPC / EDQUOT).

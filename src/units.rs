@@ -1,19 +1,38 @@
 //! Parsing and printing of sizes, durations and rates the way users type and read them.
 
-use crate::error::{Error, Result};
 use std::time::Duration;
+
+/// A value a user typed that cannot be used: what it was for, the value as typed, and what
+/// would be valid. The library's errors carry it (`Error::Invalid`).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("invalid {what} {value:?}: {expected}")]
+pub struct Invalid {
+    pub what: &'static str,
+    pub value: String,
+    pub expected: String,
+}
+
+impl Invalid {
+    pub fn new(what: &'static str, value: impl ToString, expected: impl Into<String>) -> Self {
+        Invalid {
+            what,
+            value: value.to_string(),
+            expected: expected.into(),
+        }
+    }
+}
 
 /// Parses a byte size: `4096`, `64K`, `256KiB`, `1M`, `1.5G`. K, M, G are binary (1024-based),
 /// as block sizes always are.
-pub fn parse_size(what: &'static str, s: &str) -> Result<u64> {
+pub fn parse_size(what: &'static str, s: &str) -> Result<u64, Invalid> {
     parse_size::Config::new()
         .with_binary()
         .parse_size(s.trim())
-        .map_err(|_| Error::invalid(what, s, "a size such as 4096, 64K, 256KiB, 1M or 2G"))
+        .map_err(|_| Invalid::new(what, s, "a size such as 4096, 64K, 256KiB, 1M or 2G"))
 }
 
 /// Parses a duration: `10s`, `500ms`, `2m`, or a bare number of seconds (`2.5`).
-pub fn parse_duration(what: &'static str, s: &str) -> Result<Duration> {
+pub fn parse_duration(what: &'static str, s: &str) -> Result<Duration, Invalid> {
     let t = s.trim();
     if let Ok(secs) = t.parse::<f64>() {
         // Beyond u64::MAX seconds there is no Duration (from_secs_f64 would panic).
@@ -23,7 +42,7 @@ pub fn parse_duration(what: &'static str, s: &str) -> Result<Duration> {
     } else if let Ok(d) = humantime::parse_duration(t) {
         return Ok(d);
     }
-    Err(Error::invalid(
+    Err(Invalid::new(
         what,
         s,
         "a duration such as 10s, 500ms, 2m or 2.5 (seconds)",

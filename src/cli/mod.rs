@@ -10,7 +10,7 @@ use trackbench::audio::Format;
 use trackbench::engine::virtual_time::DeviceModel;
 use trackbench::engine::{ButlerMode, Policy, StreamSpec};
 use trackbench::io::{BackendKind, IoSettings};
-use trackbench::units::{parse_duration, parse_size};
+use trackbench::units::{Invalid, parse_duration, parse_size};
 use trackbench::workloads::multitrack::{StreamKind, Streaming};
 use trackbench::workloads::{
     access::Access,
@@ -1045,11 +1045,10 @@ fn duration(what: &'static str, s: &str) -> Result<Duration> {
     // A refusal echoes the value as typed, not converted ("1e9", not "31years 8months …").
     check_duration(what, parse_duration(what, s)?)
         .map_err(|e| match e {
-            trackbench::Error::Invalid { what, expected, .. } => trackbench::Error::Invalid {
-                what,
+            trackbench::Error::Invalid(bad) => trackbench::Error::Invalid(Invalid {
                 value: s.to_string(),
-                expected,
-            },
+                ..bad
+            }),
             e => e,
         })
         .map_err(Into::into)

@@ -3,8 +3,8 @@
 //! HTML and Markdown reports all take their lines and rows from here.
 
 use crate::result::metrics::{self as m, Def};
+use crate::result::search::CapacityReport;
 use crate::result::{Detail, ResultDoc, Section, Studio};
-use crate::search::CapacityReport;
 use crate::units::fmt_figure;
 use crate::verdict::Verdict;
 

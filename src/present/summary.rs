@@ -3,8 +3,8 @@
 //! Every presenter uses these, so the terminal, the reports and `history` say the same thing.
 
 use crate::result::metrics::{self as m, Def};
+use crate::result::search::SearchLimit;
 use crate::result::{Detail, ResultDoc, Section};
-use crate::search::SearchLimit;
 use crate::units::{fmt_figure, fmt_size};
 use crate::workloads::realtime::{HDR_ROW, PLAY_ROW, RECORD_ROW};
 

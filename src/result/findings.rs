@@ -2,7 +2,7 @@
 //! which presenters put into words (`report::words`). The result document keeps them as tagged
 //! objects; the finished sentences of older documents load as [`Finding::Text`].
 
-use crate::search::SearchLimit;
+use crate::result::search::SearchLimit;
 use crate::verdict::Shortcoming;
 use crate::verdict::Verdict;
 use serde::{Deserialize, Deserializer, Serialize};

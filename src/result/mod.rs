@@ -3,13 +3,14 @@
 
 pub mod findings;
 pub mod metrics;
+pub mod search;
 
 use crate::audio::Format;
 use crate::host::HostInfo;
 use crate::io::IoSettings;
 use crate::result::findings::{Finding, deserialize_findings};
 use crate::result::metrics::Def;
-use crate::search::{RealTimeDetail, SearchDetail};
+use crate::result::search::{RealTimeDetail, SearchDetail};
 use crate::stats::{Histogram, Spread};
 use crate::target::TargetInfo;
 use crate::verdict::tracks::StreamOutcome;

@@ -20,11 +20,9 @@ use crate::io::driver::Limits;
 use crate::io::{self, OpKind, OpenMode};
 use crate::result::findings::{Finding, SteadyProbe, TrailStep, Way};
 use crate::result::metrics as m;
+use crate::result::search::{Capacity, CapacityReport, GuessRates, SearchDetail, SearchLimit};
 use crate::result::{Detail, Metric, RunRow, Section, metric};
-use crate::search::{
-    Capacity, CapacityReport, GuessRates, ProbeEvidence, ProbeResult, SearchDetail, SearchLimit,
-    figures_of, find_max_shared,
-};
+use crate::search::{ProbeEvidence, ProbeResult, figures_of, find_max_shared};
 use crate::units::fmt_size;
 use crate::verdict::tracks::{self as judged, StreamOutcome};
 use crate::verdict::windows::min_run_s;

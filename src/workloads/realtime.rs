@@ -8,8 +8,8 @@ use crate::audio::Format;
 use crate::engine::{ButlerMode, Policy, StreamSpec};
 use crate::error::Result;
 use crate::result::findings::Finding;
+use crate::result::search::{RealTimeDetail, RealTimeSearch};
 use crate::result::{Detail, RunRow, Section};
-use crate::search::{RealTimeDetail, RealTimeSearch};
 use crate::units::fmt_size;
 
 /// Row labels, in order.

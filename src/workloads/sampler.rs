@@ -20,11 +20,9 @@ use crate::io::OpKind;
 use crate::platform::FileAt;
 use crate::result::findings::{Finding, TrailStep};
 use crate::result::metrics as m;
+use crate::result::search::{CapacityReport, GuessRates, SearchDetail, SearchLimit};
 use crate::result::{Detail, Metric, RunRow, Section, metric};
-use crate::search::{
-    CapacityReport, GuessRates, ProbeEvidence, ProbeResult, SearchDetail, SearchLimit, figures_of,
-    find_max_shared,
-};
+use crate::search::{ProbeEvidence, ProbeResult, figures_of, find_max_shared};
 use crate::units::fmt_size;
 use crate::verdict::voices::{self as judged, CONFIRM_RUN_S, SamplerOutcome, min_run_s};
 use std::sync::Arc;
