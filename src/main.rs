@@ -648,7 +648,7 @@ fn measure(req: Request<'_>, ctx: &Ctx<'_>) -> Result<ExitCode> {
         // hand-over); a store that cannot take the result costs the user the history entry,
         // not the run.
         match store::open(common.store.db.as_deref()).and_then(|mut s| {
-            let id = s.save(&doc)?;
+            let id = s.save(&doc, &present::summary::headline(&doc))?;
             Ok((id, s.location()))
         }) {
             Ok((id, at)) => {

@@ -679,7 +679,7 @@ async fn history(State(app): State<Arc<App>>) -> std::result::Result<Json<Value>
                     "target": r.target,
                     "device": r.device,
                     "workloads": r.workloads,
-                    "headline": r.headline,
+                    "headline": trackbench::present::summary::stored_headline(r),
                     "interrupted": r.interrupted,
                 })
             })

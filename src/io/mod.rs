@@ -6,6 +6,7 @@
 pub mod aligned;
 pub mod device_model;
 pub mod driver;
+pub mod patterns;
 pub mod pool;
 pub mod sync;
 #[cfg(target_os = "linux")]

@@ -240,6 +240,15 @@ fn realtime_lines(
 
 /// The figure a result is known by, in a few words: the real-time answer where there is one,
 /// else the first section's main figure. A search stopped by a limit says "at least".
+/// A stored result's headline as this build words it, from its document: a result saved by an
+/// earlier build (before a search stopped at a limit said "at least") reads as a new one would.
+/// The saved headline stands where the document cannot be read back.
+pub fn stored_headline(r: &crate::store::Stored) -> String {
+    r.document
+        .as_ref()
+        .map_or_else(|| r.headline.clone(), headline)
+}
+
 pub fn headline(doc: &ResultDoc) -> String {
     let line = single_headline(doc);
     match &doc.studio {

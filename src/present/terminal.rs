@@ -268,10 +268,11 @@ pub fn history(rows: &[crate::store::Stored]) -> String {
         "headline",
     ]);
     for r in rows {
+        let headline = super::summary::stored_headline(r);
         let headline = if r.interrupted {
-            format!("{} (interrupted)", r.headline)
+            format!("{headline} (interrupted)")
         } else {
-            r.headline.clone()
+            headline
         };
         t.add_row([
             r.id.to_string(),

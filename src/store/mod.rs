@@ -16,7 +16,7 @@ pub trait Store {
     /// Where it is, for messages.
     fn location(&self) -> String;
     /// Keeps `doc`; returns its id.
-    fn save(&mut self, doc: &ResultDoc) -> Result<i64>;
+    fn save(&mut self, doc: &ResultDoc, headline: &str) -> Result<i64>;
     /// Stored results that match `filter`, newest first.
     fn history(&mut self, filter: &Filter) -> Result<Vec<Stored>>;
     /// The document stored as `id`.
@@ -46,8 +46,12 @@ pub struct Stored {
     pub target: String,
     pub device: String,
     pub workloads: Vec<String>,
+    /// The headline saved with it, as the build that ran it worded it.
     pub headline: String,
     pub interrupted: bool,
+    /// Its document, where it reads back: a presenter words its headline anew from it
+    /// (`present::summary::stored_headline`).
+    pub document: Option<ResultDoc>,
 }
 
 /// The store used when none is named: `$XDG_DATA_HOME/trackbench/results.sqlite` wherever

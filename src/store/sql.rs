@@ -219,7 +219,12 @@ impl<C: Connection> SqlStore<C> {
         }
     }
 
-    fn insert(&mut self, doc: &ResultDoc, document: String) -> std::result::Result<i64, String> {
+    fn insert(
+        &mut self,
+        doc: &ResultDoc,
+        headline: &str,
+        document: String,
+    ) -> std::result::Result<i64, String> {
         let command = serde_json::to_string(&doc.command).map_err(|e| e.to_string())?;
         let t = &doc.target;
         let dev = t.device.as_ref();
@@ -249,7 +254,7 @@ impl<C: Connection> SqlStore<C> {
                 doc.host.kernel.as_str().into(),
                 doc.cached.into(),
                 doc.interrupted.into(),
-                crate::present::summary::headline(doc).into(),
+                headline.into(),
                 document.into(),
             ],
             &[Kind::Int],
@@ -318,11 +323,11 @@ impl<C: Connection> Store for SqlStore<C> {
         self.location.clone()
     }
 
-    fn save(&mut self, doc: &ResultDoc) -> Result<i64> {
+    fn save(&mut self, doc: &ResultDoc, headline: &str) -> Result<i64> {
         let document = serde_json::to_string(doc).map_err(|e| self.err(e))?;
         self.conn.execute("BEGIN", &[]).map_err(|e| self.err(e))?;
         match self
-            .insert(doc, document)
+            .insert(doc, headline, document)
             .and_then(|id| self.conn.execute("COMMIT", &[]).map(|()| id))
         {
             Ok(id) => Ok(id),
@@ -382,14 +387,6 @@ impl<C: Connection> Store for SqlStore<C> {
                 ],
             )
             .map_err(|e| self.err(e))?;
-        // The headline as this build words it, from the stored document: a result saved by an
-        // earlier build (before a search stopped at a limit said "at least") reads as a new one
-        // would. The saved column stands where the document cannot be read back.
-        let headline = |saved: String, doc: String| {
-            serde_json::from_str::<ResultDoc>(&doc)
-                .map(|d| crate::present::summary::headline(&d))
-                .unwrap_or(saved)
-        };
         Ok(rows
             .into_iter()
             .map(|r| Stored {
@@ -401,8 +398,9 @@ impl<C: Connection> Store for SqlStore<C> {
                     .filter(|w| !w.is_empty())
                     .map(|w| w.split(',').map(str::to_string).collect())
                     .unwrap_or_default(),
-                headline: headline(r[5].text(), r[7].text()),
+                headline: r[5].text(),
                 interrupted: r[6].bool(),
+                document: serde_json::from_str::<ResultDoc>(&r[7].text()).ok(),
             })
             .collect())
     }

@@ -176,8 +176,8 @@ mod tests {
         let mut s = open(&path).unwrap();
         let a = doc("/mnt/ssd", "seq", "2026-11-20T10:00:00Z", 500.0);
         let b = doc("/mnt/hdd", "zones", "2026-11-22T10:00:00Z", 120.0);
-        let ia = s.save(&a).unwrap();
-        let ib = s.save(&b).unwrap();
+        let ia = s.save(&a, &crate::present::summary::headline(&a)).unwrap();
+        let ib = s.save(&b, &crate::present::summary::headline(&b)).unwrap();
         assert_ne!(ia, ib);
         let all = s.history(&Filter::default()).unwrap();
         assert_eq!(all.iter().map(|r| r.id).collect::<Vec<_>>(), [ib, ia]);
@@ -235,7 +235,8 @@ mod tests {
     }
 
     /// A run saved by an earlier build, whose search stopped at the suite's limit, reads
-    /// "at least" in `history` as a new one does: the headline comes from its document.
+    /// "at least" in `history` as a new one does: the store gives back its document, from which
+    /// the presenter words the headline.
     #[test]
     fn history_words_an_earlier_builds_result_as_this_build_does() {
         let t = tempfile::tempdir().unwrap();
@@ -246,7 +247,9 @@ mod tests {
         );
         let doc: ResultDoc =
             serde_json::from_str(&std::fs::read_to_string(fixture).unwrap()).unwrap();
-        let id = s.save(&doc).unwrap();
+        let id = s
+            .save(&doc, &crate::present::summary::headline(&doc))
+            .unwrap();
         // What the build that saved it wrote, before a limit said "at least".
         s.conn
             .execute(
@@ -255,7 +258,8 @@ mod tests {
             )
             .unwrap();
         let listed = s.history(&Filter::default()).unwrap();
-        assert_eq!(listed[0].headline, "playback: at least 1000 tracks");
+        let worded = |r| crate::present::summary::stored_headline(r);
+        assert_eq!(worded(&listed[0]), "playback: at least 1000 tracks");
         // A document that cannot be read back keeps the saved words.
         s.conn
             .execute(
@@ -264,7 +268,7 @@ mod tests {
             )
             .unwrap();
         assert_eq!(
-            s.history(&Filter::default()).unwrap()[0].headline,
+            worded(&s.history(&Filter::default()).unwrap()[0]),
             "playback: 1000 tracks"
         );
     }

@@ -6,11 +6,11 @@ use crate::error::Result;
 use crate::fio::{self, FioJob};
 use crate::io::OpKind;
 use crate::io::driver::{Limits, OpSpec, Pattern};
+use crate::io::patterns::{Random, SameSector, Sequential};
 use crate::result::Section;
 use crate::result::findings::Finding;
 use crate::result::metrics as m;
 use crate::units::fmt_size;
-use crate::workloads::patterns::{Random, SameSector, Sequential};
 use std::time::Duration;
 
 #[derive(Debug, Clone)]

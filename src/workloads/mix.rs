@@ -6,10 +6,10 @@ use crate::error::Result;
 use crate::fio::{self, FioJob};
 use crate::io::OpKind;
 use crate::io::driver::{Limits, Pattern};
+use crate::io::patterns::{Random, Sequential};
 use crate::result::metric;
 use crate::result::metrics as m;
 use crate::units::fmt_size;
-use crate::workloads::patterns::{Random, Sequential};
 use std::time::Duration;
 
 #[derive(Debug, Clone)]

@@ -6,7 +6,7 @@ pub mod bounce;
 pub mod load;
 pub mod mix;
 pub mod multitrack;
-pub mod patterns;
+
 pub mod realtime;
 pub mod sampler;
 pub mod seek;
@@ -189,7 +189,7 @@ impl Env<'_> {
             queue_depth: qd,
             cached,
         };
-        let mut rr = patterns::RoundRobin::new(ranges, block);
+        let mut rr = crate::io::patterns::RoundRobin::new(ranges, block);
         if kind == crate::io::OpKind::Write {
             rr = rr.writing();
         }

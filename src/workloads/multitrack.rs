@@ -3,7 +3,6 @@
 //! the naive (sequential-rate) count, the parallel butler's count and the default engine's count
 //! beside it.
 
-use super::patterns::Sequential;
 use super::{Env, RunOutcome, Workload};
 use crate::audio::DATA_OFFSET;
 use crate::control::Live;
@@ -17,6 +16,7 @@ use crate::engine::virtual_time::DeviceModel;
 use crate::engine::{ButlerMode, Policy, StreamSpec};
 use crate::error::{Error, Result};
 use crate::io::driver::Limits;
+use crate::io::patterns::Sequential;
 use crate::io::{self, OpKind, OpenMode};
 use crate::result::findings::{Finding, SteadyProbe, TrailStep, Way};
 use crate::result::metrics as m;

@@ -290,7 +290,7 @@ impl Sampler {
             Some(r) => r,
             None => {
                 let span = env.span(256 << 20)?;
-                let mut p = super::patterns::Sequential::new(
+                let mut p = crate::io::patterns::Sequential::new(
                     OpKind::Read,
                     0,
                     span.start,

@@ -6,11 +6,11 @@ use super::{Env, RunOutcome, Workload, check_span};
 use crate::error::Result;
 use crate::fio::{self, FioJob};
 use crate::io::driver::Limits;
+use crate::io::patterns::Random;
 use crate::result::findings::Finding;
 use crate::result::metrics as m;
 use crate::result::{Section, metric};
 use crate::units::fmt_size;
-use crate::workloads::patterns::Random;
 use std::time::Duration;
 
 #[derive(Debug, Clone)]

@@ -7,12 +7,12 @@ use crate::error::Result;
 use crate::fio::{self, FioJob};
 use crate::io::OpKind;
 use crate::io::driver::Limits;
+use crate::io::patterns::Sequential;
 use crate::result::findings::Finding;
 use crate::result::metrics as m;
 use crate::result::{Section, metric};
 use crate::target::TargetKind;
 use crate::units::fmt_size;
-use crate::workloads::patterns::Sequential;
 use serde::{Deserialize, Serialize};
 
 /// Which directions to measure.

@@ -7,11 +7,11 @@ use crate::dataset;
 use crate::error::{Error, Result};
 use crate::fio::{self, FioJob};
 use crate::io::driver::Limits;
+use crate::io::patterns::RoundRobin;
 use crate::result::findings::Finding;
 use crate::result::metrics as m;
 use crate::result::{Section, metric};
 use crate::units::{fmt_size, mb_per_s};
-use crate::workloads::patterns::RoundRobin;
 use std::time::Duration;
 
 /// The block sizes DskBench and Echo Reporter stepped through, and a little beyond.

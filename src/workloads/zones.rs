@@ -6,11 +6,11 @@ use crate::error::Result;
 use crate::fio::{self, FioJob};
 use crate::io::OpKind;
 use crate::io::driver::Limits;
+use crate::io::patterns::Sequential;
 use crate::result::findings::Finding;
 use crate::result::metrics as m;
 use crate::result::{Section, metric};
 use crate::target::TargetKind;
-use crate::workloads::patterns::Sequential;
 use std::time::Duration;
 
 #[derive(Debug, Clone)]

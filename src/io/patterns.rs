@@ -1,8 +1,8 @@
 //! Request patterns: sequential (optionally wrapping), uniform random with a read share, the same
 //! sector over and over, and round robin over several files.
 
-use crate::io::OpKind;
-use crate::io::driver::{OpSpec, Pattern};
+use super::OpKind;
+use super::driver::{OpSpec, Pattern};
 use rand::{Rng, SeedableRng, rngs::SmallRng};
 
 /// `bs`-sized requests from `start` to `end`; the last one may be shorter. With `wrap`, starts over.
