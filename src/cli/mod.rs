@@ -1,26 +1,31 @@
-//! Command-line arguments, and their conversion from raw flags into validated workload settings.
+//! The command line: its flags (one file per family of commands), their conversion into
+//! validated workload settings, and the measuring request each command stands for. What the
+//! binary sets up for the process (`process`) and the progress bars (`progress`) are here too.
 
+pub mod classic;
+pub mod library;
+pub mod process;
 pub mod progress;
+pub mod stored;
+pub mod streaming;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 use trackbench::audio::Format;
-use trackbench::engine::virtual_time::DeviceModel;
-use trackbench::engine::{ButlerMode, Policy, StreamSpec};
+use trackbench::error::Error;
 use trackbench::io::{BackendKind, IoSettings};
+use trackbench::target::TargetKind;
 use trackbench::units::{Invalid, parse_duration, parse_size};
-use trackbench::workloads::multitrack::{StreamKind, Streaming};
-use trackbench::workloads::{
-    access::Access,
-    check_block, check_duration,
-    mix::Mix,
-    seek::Seek,
-    seq::{Seq, SeqMode},
-    sweep::{self, Sweep},
-    zones::Zones,
-};
+use trackbench::workloads::multitrack::StreamKind;
+use trackbench::workloads::seq::SeqMode;
+use trackbench::workloads::{Workload, check_block, check_duration};
+
+pub use classic::{AccessArgs, MixArgs, SeekArgs, SeqArgs, SweepArgs, ZonesArgs};
+pub use library::{BounceArgs, LoadArgs, SamplerArgs};
+pub use stored::{CleanArgs, CompareArgs, HistoryArgs, ReportArgs, ShowArgs, UiArgs};
+pub use streaming::{HdrArgs, PlayArgs, RecordArgs, RecordOpts};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -79,91 +84,227 @@ pub enum Command {
     Ui(UiArgs),
 }
 
-/// Builds what `command` would measure, without measuring: everything `main` does with the
+/// The audio format of tracks without `--format`.
+pub const DEFAULT_FORMAT: &str = "48k/24/mono";
+
+/// The audio format of sample libraries without `--format`.
+pub const SAMPLE_FORMAT: &str = "48k/24/stereo";
+
+/// A measuring command, as its flags ask for it: what `commands::measure` runs.
+pub struct Request<'a> {
+    /// The command's name (`run`, `seq` …).
+    pub name: &'static str,
+    pub path: &'a Path,
+    pub common: &'a Common,
+    /// The classic workloads' I/O flags (the streaming ones choose theirs through the profile).
+    pub io: Option<&'a IoArgs>,
+    pub workloads: Vec<Box<dyn Workload>>,
+    /// The format without `--format`: mono tracks, stereo samples.
+    pub default_format: &'static str,
+    /// `--fio-job`: where to write the measurements as fio jobs.
+    pub fio_job: Option<&'a Path>,
+}
+
+impl<'a> Request<'a> {
+    /// A classic command's request (or `run`'s): its I/O flags, and fio's job file if asked.
+    fn classic(
+        name: &'static str,
+        path: &'a Path,
+        common: &'a Common,
+        io: &'a IoArgs,
+        workloads: Vec<Box<dyn Workload>>,
+    ) -> Self {
+        Request {
+            name,
+            path,
+            common,
+            io: Some(io),
+            workloads,
+            default_format: DEFAULT_FORMAT,
+            fio_job: io.fio_job.as_deref(),
+        }
+    }
+
+    /// A command whose workload chooses its own I/O (the streaming ones, the library's).
+    fn own_io(
+        name: &'static str,
+        path: &'a Path,
+        common: &'a Common,
+        workload: Box<dyn Workload>,
+        default_format: &'static str,
+    ) -> Self {
+        Request {
+            name,
+            path,
+            common,
+            io: None,
+            workloads: vec![workload],
+            default_format,
+            fio_job: None,
+        }
+    }
+}
+
+/// Where a request is built: by a rank of a studio (`ranks`: its rank and their number, which
+/// give its part from `--roles`), or to check the flags alone (None: the command's own part),
+/// and how a target's kind is learnt (only `seq` asks: it reads files and devices, and writes
+/// only in a directory).
+pub struct Place<'a> {
+    pub ranks: Option<(u32, u32)>,
+    pub kind_of: &'a dyn Fn(&Path) -> trackbench::Result<TargetKind>,
+}
+
+impl Command {
+    /// The measurement this command asks for, its workloads built and validated from its flags;
+    /// None for a command that measures nothing (clean, history, show, compare, report, ui).
+    pub fn request(&self, place: &Place<'_>) -> Result<Option<Request<'_>>> {
+        let format = |c: &Common| -> Result<Format> { Ok(c.settings(None)?.format) };
+        // This rank's part: its `--roles` entry in a studio, the command's own otherwise.
+        let part = |roles: Option<&str>, own| match place.ranks {
+            Some((rank, size)) => streaming::role(roles, rank, size, own),
+            None => Ok(own),
+        };
+        let one = |w: Box<dyn Workload>| vec![w];
+        Ok(Some(match self {
+            Command::Run(a) => {
+                let workloads = trackbench::suite::standard(format(&a.common)?)?;
+                Request::classic("run", &a.path, &a.common, &a.io, workloads)
+            }
+            Command::Seq(a) => {
+                let kind = (place.kind_of)(&a.path)?;
+                let w = a.workload(kind)?;
+                if kind != TargetKind::Directory && w.mode != SeqMode::Read {
+                    Err(Error::WriteRefused {
+                        path: a.path.clone(),
+                        kind: kind.describe(),
+                        what: "seq --mode write/both".to_string(),
+                    })?;
+                }
+                Request::classic("seq", &a.path, &a.common, &a.io, one(Box::new(w)))
+            }
+            Command::Seek(a) => {
+                let w = one(Box::new(a.workload()?));
+                Request::classic("seek", &a.path, &a.common, &a.io, w)
+            }
+            Command::Access(a) => {
+                let w = one(Box::new(a.workload()?));
+                Request::classic("access", &a.path, &a.common, &a.io, w)
+            }
+            Command::Mix(a) => {
+                let w = one(Box::new(a.workload()?));
+                Request::classic("mix", &a.path, &a.common, &a.io, w)
+            }
+            Command::Zones(a) => {
+                let w = one(Box::new(a.workload()?));
+                Request::classic("zones", &a.path, &a.common, &a.io, w)
+            }
+            Command::Sweep(a) => {
+                let w = one(Box::new(a.workload()?));
+                Request::classic("sweep", &a.path, &a.common, &a.io, w)
+            }
+            Command::Play(a) => {
+                let kind = part(a.roles.as_deref(), StreamKind::Play)?;
+                let (p, r) = role_counts(kind, a.tracks);
+                let rec = RecordOpts::default();
+                let w = a.stream.workload(kind, format(&a.common)?, p, r, rec)?;
+                Request::own_io("play", &a.path, &a.common, Box::new(w), DEFAULT_FORMAT)
+            }
+            Command::Record(a) => {
+                let kind = part(a.roles.as_deref(), StreamKind::Record)?;
+                let (p, r) = role_counts(kind, a.tracks);
+                let w = a.stream.workload(kind, format(&a.common)?, p, r, a.rec)?;
+                Request::own_io("record", &a.path, &a.common, Box::new(w), DEFAULT_FORMAT)
+            }
+            Command::Hdr(a) => {
+                let (p, r) = (a.play, a.record);
+                let w = a
+                    .stream
+                    .workload(StreamKind::Hdr, format(&a.common)?, p, r, a.rec)?;
+                Request::own_io("hdr", &a.path, &a.common, Box::new(w), DEFAULT_FORMAT)
+            }
+            Command::Sampler(a) => {
+                let w = Box::new(a.workload()?);
+                Request::own_io("sampler", &a.path, &a.common, w, SAMPLE_FORMAT)
+            }
+            Command::Load(a) => {
+                let w = Box::new(a.workload()?);
+                Request::own_io("load", &a.path, &a.common, w, SAMPLE_FORMAT)
+            }
+            Command::Bounce(a) => {
+                let w = Box::new(a.workload()?);
+                Request {
+                    fio_job: a.fio_job.as_deref(),
+                    ..Request::own_io("bounce", &a.path, &a.common, w, DEFAULT_FORMAT)
+                }
+            }
+            Command::Clean(_)
+            | Command::History(_)
+            | Command::Show(_)
+            | Command::Compare(_)
+            | Command::Report(_)
+            | Command::Ui(_) => return Ok(None),
+        }))
+    }
+
+    /// Whether the command measures (the others read what is stored or left behind, or serve
+    /// the browser face).
+    pub fn measures(&self) -> bool {
+        !matches!(
+            self,
+            Command::Clean(_)
+                | Command::History(_)
+                | Command::Show(_)
+                | Command::Compare(_)
+                | Command::Report(_)
+                | Command::Ui(_)
+        )
+    }
+
+    /// The flags with which the command asks for less disk space, for an out-of-space error.
+    pub fn space_hint(&self) -> Option<&'static str> {
+        match self {
+            Command::Seq(_)
+            | Command::Seek(_)
+            | Command::Access(_)
+            | Command::Mix(_)
+            | Command::Zones(_) => Some("a smaller --size"),
+            Command::Sweep(_) => Some("fewer --files or a smaller --file-size"),
+            Command::Play(_) | Command::Record(_) => Some("fewer --tracks or a shorter --duration"),
+            Command::Hdr(_) => Some("fewer --play or --record tracks, or a shorter --duration"),
+            Command::Sampler(_) | Command::Load(_) => Some("fewer --files or shorter --lengths"),
+            Command::Bounce(_) => Some("fewer --tracks or a shorter --duration"),
+            Command::Run(_)
+            | Command::Clean(_)
+            | Command::History(_)
+            | Command::Show(_)
+            | Command::Compare(_)
+            | Command::Report(_)
+            | Command::Ui(_) => None,
+        }
+    }
+}
+
+/// Playback and record tracks of a rank playing or recording `tracks`.
+fn role_counts(kind: StreamKind, tracks: u32) -> (u32, u32) {
+    match kind {
+        StreamKind::Record => (0, tracks),
+        _ => (tracks, 0),
+    }
+}
+
+/// Builds what `command` would measure, without measuring: everything the binary does with the
 /// flags before it touches a target. Values the parser accepts but a workload refuses (a format,
 /// a profile, a range) are refused here, in the same words: the browser face refuses bad input
 /// with it before anything is written.
 pub fn check(command: &Command) -> Result<()> {
-    let stream = |s: &StreamOpts, c: &Common, kind, p, r, rec| -> Result<()> {
-        let format = c.settings(None)?.format;
-        s.workload(kind, format, p, r, rec)?;
-        Ok(())
+    let place = Place {
+        ranks: None,
+        kind_of: &|_| Ok(TargetKind::Directory),
     };
-    match command {
-        Command::Run(a) => {
-            let format = a.common.settings(Some(&a.io))?.format;
-            trackbench::suite::standard(format)?;
-        }
-        Command::Seq(a) => {
-            a.common.settings(Some(&a.io))?;
-            a.workload(trackbench::target::TargetKind::Directory)?;
-        }
-        Command::Seek(a) => {
-            a.common.settings(Some(&a.io))?;
-            a.workload()?;
-        }
-        Command::Access(a) => {
-            a.common.settings(Some(&a.io))?;
-            a.workload()?;
-        }
-        Command::Mix(a) => {
-            a.common.settings(Some(&a.io))?;
-            a.workload()?;
-        }
-        Command::Zones(a) => {
-            a.common.settings(Some(&a.io))?;
-            a.workload()?;
-        }
-        Command::Sweep(a) => {
-            a.common.settings(Some(&a.io))?;
-            a.workload()?;
-        }
-        Command::Play(a) => stream(
-            &a.stream,
-            &a.common,
-            StreamKind::Play,
-            a.tracks,
-            0,
-            RecordOpts::default(),
-        )?,
-        Command::Record(a) => stream(&a.stream, &a.common, StreamKind::Record, 0, a.tracks, a.rec)?,
-        Command::Hdr(a) => stream(
-            &a.stream,
-            &a.common,
-            StreamKind::Hdr,
-            a.play,
-            a.record,
-            a.rec,
-        )?,
-        Command::Sampler(a) => {
-            a.workload()?;
-        }
-        Command::Load(a) => {
-            a.workload()?;
-        }
-        Command::Bounce(a) => {
-            a.workload()?;
-        }
-        Command::Clean(_)
-        | Command::History(_)
-        | Command::Show(_)
-        | Command::Compare(_)
-        | Command::Report(_)
-        | Command::Ui(_) => {}
+    if let Some(r) = command.request(&place)? {
+        r.common.settings_for(r.io, r.default_format)?;
     }
     Ok(())
-}
-
-#[derive(Args, Debug)]
-pub struct UiArgs {
-    /// Port on 127.0.0.1 (0: a free one)
-    #[arg(long, default_value_t = 0)]
-    pub port: u16,
-    /// Do not open the browser; print the address only
-    #[arg(long)]
-    pub no_open: bool,
-    #[command(flatten)]
-    pub store: StoreArgs,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -246,733 +387,6 @@ pub struct RunArgs {
     pub common: Common,
 }
 
-#[derive(Args, Debug)]
-pub struct SeqArgs {
-    /// Directory (read and write), or a file or block device (read only)
-    pub path: PathBuf,
-    /// Request size
-    #[arg(long, default_value = "1M")]
-    pub block: String,
-    /// Bytes to write and read; large enough to get past device caches
-    #[arg(long, default_value = "1G")]
-    pub size: String,
-    /// Directions to measure [default: both on a directory, read elsewhere]
-    #[arg(long, value_enum)]
-    pub mode: Option<ModeArg>,
-    #[command(flatten)]
-    pub io: IoArgs,
-    #[command(flatten)]
-    pub common: Common,
-}
-
-#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
-pub enum ModeArg {
-    Read,
-    Write,
-    Both,
-}
-
-#[derive(Args, Debug)]
-pub struct SeekArgs {
-    /// Directory (a test file is laid out), file or block device (read-only)
-    pub path: PathBuf,
-    /// Read size: 4K, or 512 as seeker used
-    #[arg(long, default_value = "4K")]
-    pub block: String,
-    /// How long to measure
-    #[arg(long, default_value = "10s")]
-    pub duration: String,
-    /// Size of the test file on a directory
-    #[arg(long, default_value = "1G")]
-    pub size: String,
-    /// Spindle speed of a disk: shows the rotational share (30000/rpm ms) and the implied seek time
-    #[arg(long)]
-    pub rpm: Option<u32>,
-    #[command(flatten)]
-    pub io: IoArgs,
-    #[command(flatten)]
-    pub common: Common,
-}
-
-#[derive(Args, Debug)]
-pub struct AccessArgs {
-    pub path: PathBuf,
-    /// Transfer size
-    #[arg(long, default_value = "64K")]
-    pub block: String,
-    /// Time for each of the three patterns
-    #[arg(long, default_value = "3s")]
-    pub duration: String,
-    /// Size of the test file on a directory
-    #[arg(long, default_value = "1G")]
-    pub size: String,
-    #[command(flatten)]
-    pub io: IoArgs,
-    #[command(flatten)]
-    pub common: Common,
-}
-
-#[derive(Args, Debug)]
-pub struct MixArgs {
-    /// Directory to measure (mix writes)
-    pub path: PathBuf,
-    #[arg(long, default_value = "32K")]
-    pub seq_block: String,
-    #[arg(long, default_value = "8K")]
-    pub random_block: String,
-    /// Share of reads in the random phase, in percent
-    #[arg(long, default_value_t = 70)]
-    pub read_pct: u32,
-    /// Time for each phase
-    #[arg(long, default_value = "5s")]
-    pub duration: String,
-    /// Size of the test file
-    #[arg(long, default_value = "1G")]
-    pub size: String,
-    #[command(flatten)]
-    pub io: IoArgs,
-    #[command(flatten)]
-    pub common: Common,
-}
-
-#[derive(Args, Debug)]
-pub struct ZonesArgs {
-    pub path: PathBuf,
-    /// Number of evenly spaced points
-    #[arg(long, default_value_t = 16)]
-    pub points: u32,
-    #[arg(long, default_value = "1M")]
-    pub block: String,
-    /// Most bytes read at each point
-    #[arg(long, default_value = "64M")]
-    pub per_point: String,
-    /// Most time spent at each point
-    #[arg(long, default_value = "1s")]
-    pub duration: String,
-    /// Size of the test file on a directory
-    #[arg(long, default_value = "1G")]
-    pub size: String,
-    #[command(flatten)]
-    pub io: IoArgs,
-    #[command(flatten)]
-    pub common: Common,
-}
-
-#[derive(Args, Debug)]
-pub struct SweepArgs {
-    /// Directory to measure
-    pub path: PathBuf,
-    /// Number of files read round robin
-    #[arg(long, default_value_t = 8)]
-    pub files: u32,
-    /// Block sizes, comma separated
-    #[arg(
-        long,
-        default_value = "4K,8K,16K,32K,64K,128K,256K,512K,1M",
-        value_delimiter = ','
-    )]
-    pub blocks: Vec<String>,
-    /// Time at each block size
-    #[arg(long, default_value = "2s")]
-    pub duration: String,
-    /// Size of each file
-    #[arg(long, default_value = "128M")]
-    pub file_size: String,
-    /// Seconds of audio each track's buffer holds, for the RAM columns
-    #[arg(long, default_value = "2s")]
-    pub buffer: String,
-    #[command(flatten)]
-    pub io: IoArgs,
-    #[command(flatten)]
-    pub common: Common,
-}
-
-/// Flags every streaming command shares.
-#[derive(Args, Debug, Clone)]
-pub struct StreamOpts {
-    /// How a real program streams: trackbench (default engine), ardour-small, ardour-medium,
-    /// ardour-large, protools, cubase-vst (sources in the result document and DESIGN.md)
-    #[arg(long, default_value = "trackbench")]
-    pub profile: String,
-    /// Seconds of audio each ring holds [default: the profile's]
-    #[arg(long, value_name = "DURATION")]
-    pub buffer: Option<String>,
-    /// Ring slot and I/O size [default: the profile's]
-    #[arg(long, value_name = "SIZE")]
-    pub chunk: Option<String>,
-    /// Frames per audio period (the tick) [default: 256, or the program's own for its profile:
-    /// 1024 for Ardour's]
-    #[arg(long, value_name = "FRAMES")]
-    pub period: Option<u32>,
-    /// serial (one I/O at a time, like most DAWs) or parallel:QD (QD in flight: io_uring on
-    /// Linux, a pool of I/O threads elsewhere)
-    #[arg(long, default_value = "serial")]
-    pub butler: String,
-    /// Length of each run [default: 10 s, or longer where the rings need it; with --find-max, as long as a confirmation needs to tell: one ring plus four refill cycles (simulated: 120 s or 40 rings); a real playback search's other probes, started in the steady state, run shorter by the first ring less a warm-up of two refill cycles and at least 3.5 s, and end at the rule's shortest run where the butler was idle 20% or more of it and of its later half (a pass) or under 0.5% of it (a failure)]
-    #[arg(long)]
-    pub duration: Option<String>,
-    /// A ring below this share of its capacity makes the run marginal [default: 20%; 0 for a
-    /// program's profile (Ardour's): the program drops out only when a ring runs dry]
-    #[arg(long)]
-    pub margin: Option<String>,
-    /// Spread the tracks' starts over one chunk instead of starting them in phase
-    #[arg(long)]
-    pub stagger: bool,
-    /// Run in virtual time against a device model instead of the disk: hdd-7200, hdd-5400,
-    /// sata-ssd, nvme, or bw=SIZE,iops=N,lat=TIME,rpm=N,seek=TIME,stall=AT+LEN; shared storage
-    /// serving many workstations: nas:bw=SIZE,link=SIZE|10Gbit,clients=N
-    #[arg(long, value_name = "MODEL")]
-    pub device_model: Option<String>,
-    /// Search the largest track count that passes (exponential steps, bisection to 2%, confirmation)
-    #[arg(long)]
-    pub find_max: bool,
-    /// With --find-max and a --profile, also search trackbench's default engine, side by side
-    #[arg(long)]
-    pub compare_default: bool,
-    /// With --find-max and a serial butler, also search what a parallel butler (QD in flight:
-    /// io_uring on Linux, I/O threads elsewhere; 8 if no QD is given) holds on the same target; about doubles the search time
-    #[arg(long, value_name = "QD", num_args = 0..=1, default_missing_value = "8")]
-    pub compare_parallel: Option<u32>,
-    /// With --find-max, try at most N tracks in all (the answer says when it stopped there)
-    #[arg(long, value_name = "N")]
-    pub max_tracks: Option<u32>,
-}
-
-#[derive(Args, Debug)]
-pub struct PlayArgs {
-    /// Directory to measure (not needed with --device-model)
-    #[arg(default_value = ".")]
-    pub path: PathBuf,
-    /// Playback tracks (one mono file each at the default format)
-    #[arg(long, default_value_t = 32)]
-    pub tracks: u32,
-    /// A studio run (under mpirun): which workstations play and which record, in rank order,
-    /// e.g. play:3,record:1; each plays or records --tracks (with --find-max, the searched count)
-    #[arg(long, value_name = "ROLES")]
-    pub roles: Option<String>,
-    #[command(flatten)]
-    pub stream: StreamOpts,
-    #[command(flatten)]
-    pub common: Common,
-}
-
-#[derive(Args, Debug)]
-pub struct RecordArgs {
-    #[arg(default_value = ".")]
-    pub path: PathBuf,
-    /// Record tracks (one file each)
-    #[arg(long, default_value_t = 16)]
-    pub tracks: u32,
-    /// A studio run (under mpirun): which workstations record and which play, in rank order,
-    /// e.g. record:1,play:3; each records or plays --tracks (with --find-max, the searched count)
-    #[arg(long, value_name = "ROLES")]
-    pub roles: Option<String>,
-    #[command(flatten)]
-    pub rec: RecordOpts,
-    #[command(flatten)]
-    pub stream: StreamOpts,
-    #[command(flatten)]
-    pub common: Common,
-}
-
-/// How record tracks write: shared by `record` and `hdr`.
-#[derive(Args, Debug, Clone, Copy, Default)]
-pub struct RecordOpts {
-    /// Preallocate record files instead of letting them grow as written
-    #[arg(long)]
-    pub prealloc: bool,
-    /// Read the recorded files back and check every block
-    #[arg(long)]
-    pub verify: bool,
-}
-
-#[derive(Args, Debug)]
-pub struct HdrArgs {
-    #[arg(default_value = ".")]
-    pub path: PathBuf,
-    /// Playback tracks
-    #[arg(long, default_value_t = 16)]
-    pub play: u32,
-    /// Record tracks
-    #[arg(long, default_value_t = 16)]
-    pub record: u32,
-    #[command(flatten)]
-    pub rec: RecordOpts,
-    #[command(flatten)]
-    pub stream: StreamOpts,
-    #[command(flatten)]
-    pub common: Common,
-}
-
-impl StreamOpts {
-    /// Builds the workload from validated flags.
-    #[allow(clippy::too_many_arguments)]
-    pub fn workload(
-        &self,
-        kind: StreamKind,
-        format: Format,
-        play: u32,
-        record: u32,
-        RecordOpts { prealloc, verify }: RecordOpts,
-    ) -> Result<Streaming> {
-        let mut policy = Policy::named(&self.profile, &format)?;
-        if let Some(c) = &self.chunk {
-            let c = parse_size("chunk", c)?;
-            policy = policy.with_chunk(c);
-        }
-        if let Some(b) = &self.buffer {
-            policy = policy.with_buffer(duration("buffer", b)?.as_secs_f64());
-        }
-        let margin = match &self.margin {
-            Some(m) => parse_pct("margin", m)?,
-            None => policy.margin.unwrap_or(trackbench::engine::DEFAULT_MARGIN),
-        };
-        let period = self
-            .period
-            .or(policy.period_frames)
-            .unwrap_or(trackbench::engine::DEFAULT_PERIOD);
-        let dur = self
-            .duration
-            .as_deref()
-            .map(|d| duration("duration", d))
-            .transpose()?;
-        let butler = ButlerMode::parse(&self.butler)?;
-        let device = self
-            .device_model
-            .as_deref()
-            .map(DeviceModel::parse)
-            .transpose()?;
-        if let Some(m) = self.max_tracks {
-            if !(1..=20_000).contains(&m) {
-                bail!("invalid max-tracks {m}: 1 to 20000");
-            }
-            if !self.find_max {
-                bail!(
-                    "--max-tracks limits a --find-max search: add --find-max, or use --tracks for one run"
-                );
-            }
-        }
-        if self.compare_default && !self.find_max {
-            bail!("--compare-default compares --find-max answers: add --find-max");
-        }
-        if let Some(q) = self.compare_parallel {
-            if !(2..=1024).contains(&q) {
-                bail!("invalid compare-parallel {q}: a queue depth from 2 to 1024");
-            }
-            if !self.find_max || butler != ButlerMode::Serial || kind == StreamKind::Hdr {
-                bail!(
-                    "--compare-parallel compares a serial butler's --find-max answer for play or record: add --find-max and keep --butler serial"
-                );
-            }
-        }
-        let mut spec = StreamSpec {
-            format,
-            play_tracks: play,
-            record_tracks: record,
-            period_frames: period,
-            duration_ns: dur.map_or(1_000_000_000, |d| d.as_nanos() as u64),
-            margin,
-            policy,
-            butler,
-            stagger: self.stagger,
-            prealloc,
-            locate_queue_depth: None,
-            stop_early: false,
-            steady_start: false,
-            end_early: false,
-            locate_from_content: false,
-            start_at_first_refill: false,
-        };
-        spec.validate()?;
-        let planned = trackbench::workloads::multitrack::planned_duration_s(
-            &spec,
-            self.find_max,
-            device.is_some(),
-        );
-        match dur {
-            None => spec.duration_ns = (planned * 1e9) as u64,
-            // A probe too short to tell could never pass: the search would answer 0.
-            Some(d)
-                if self.find_max
-                    && d.as_secs_f64() < trackbench::verdict::windows::min_run_s(&spec) =>
-            {
-                bail!(
-                    "invalid duration {:?} for --find-max: with {} rings ({:.2} s) each probe needs at least {:.1} s (one ring plus {}) before it can pass; leave --duration out to let the search plan it ({:.1} s), or use smaller rings (--buffer, --chunk)",
-                    self.duration.as_deref().unwrap_or_default(),
-                    trackbench::units::fmt_size(spec.ring_bytes()),
-                    spec.ring_s(),
-                    trackbench::verdict::windows::min_run_s(&spec),
-                    trackbench::verdict::windows::steady_words(),
-                    planned
-                )
-            }
-            Some(_) => {}
-        }
-        spec.validate()?;
-        Ok(Streaming {
-            kind,
-            spec,
-            device,
-            find_max: self.find_max,
-            compare_default: self.compare_default,
-            compare_parallel: self.compare_parallel,
-            verify,
-            buffer_asked: self.buffer.is_some(),
-            max_tracks: self.max_tracks,
-            main_limited_by: None,
-            hdr_record: None,
-        })
-    }
-}
-
-/// A share written `20%` or `0.2`.
-fn parse_pct(what: &'static str, s: &str) -> Result<f64> {
-    let t = s.trim();
-    let v = match t.strip_suffix('%') {
-        Some(p) => p.trim().parse::<f64>().map(|x| x / 100.0),
-        None => t.parse::<f64>(),
-    };
-    match v {
-        Ok(x) if (0.0..1.0).contains(&x) => Ok(x),
-        _ => bail!("invalid {what} {s:?}: a share from 0% to 99% (e.g. 20% or 0.2)"),
-    }
-}
-
-#[derive(Args, Debug)]
-pub struct SamplerArgs {
-    /// Directory to measure (not needed with --device-model)
-    #[arg(default_value = ".")]
-    pub path: PathBuf,
-    /// Voices sounding at once (a single run; --find-max searches them)
-    #[arg(long, default_value_t = 64)]
-    pub voices: u32,
-    /// Note-ons per second on top of the notes that end, each stealing the oldest voice
-    #[arg(long, default_value_t = 100.0, value_name = "RATE")]
-    pub notes_per_s: f64,
-    /// Sample files in the library
-    #[arg(long, default_value_t = 2000, value_name = "F")]
-    pub files: u32,
-    /// Sample lengths, drawn between these (log-uniformly)
-    #[arg(long, default_value = "1s..10s", value_name = "MIN..MAX")]
-    pub lengths: String,
-    /// How a real sampler streams: trackbench (default engine), kontakt, linuxsampler, sfizz,
-    /// spectrasonics (sources in the result document)
-    #[arg(long, default_value = "trackbench")]
-    pub profile: String,
-    /// Bytes of each sample held in RAM [default: the profile's]
-    #[arg(long, value_name = "SIZE")]
-    pub preload: Option<String>,
-    /// serial (one read at a time) or parallel:QD [default: the profile's]
-    #[arg(long)]
-    pub butler: Option<String>,
-    /// Frames per audio period (the tick)
-    #[arg(long, default_value_t = trackbench::engine::DEFAULT_PERIOD, value_name = "FRAMES")]
-    pub period: u32,
-    /// Length of each run [default: 15 s, or as long as the rings need; with --find-max, one ring and 5 s of steady running (simulated: a minute)]
-    #[arg(long)]
-    pub duration: Option<String>,
-    /// A first read landing with less than this share of its preload left, or a ring below it, makes the run marginal
-    #[arg(long, default_value = "20%")]
-    pub margin: String,
-    /// Run in virtual time against a device model (see play --help)
-    #[arg(long, value_name = "MODEL")]
-    pub device_model: Option<String>,
-    /// Search the most voices with no dropout at the note rate
-    #[arg(long)]
-    pub find_max: bool,
-    /// With --find-max, try at most N voices
-    #[arg(long, value_name = "N")]
-    pub max_voices: Option<u32>,
-    /// Seed of the library's lengths, the notes and their samples
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
-    #[command(flatten)]
-    pub common: Common,
-}
-
-impl SamplerArgs {
-    pub fn workload(&self) -> Result<trackbench::workloads::sampler::Sampler> {
-        use trackbench::engine::profile::SamplerPolicy;
-        let format = self.common.settings_for(None, "48k/24/stereo")?.format;
-        let mut profile = SamplerPolicy::named(&self.profile, &format)?;
-        if let Some(p) = &self.preload {
-            let bytes = parse_size("preload", p)?;
-            if !(4096..=64 << 20).contains(&bytes) {
-                bail!("invalid preload {p:?}: from 4K to 64M");
-            }
-            profile.preload_bytes = bytes.div_ceil(4096) * 4096;
-            profile.preload_stated = p.clone();
-        }
-        let butler = match &self.butler {
-            Some(b) => ButlerMode::parse(b)?,
-            None => profile.butler,
-        };
-        if !(1..=20_000).contains(&self.voices) {
-            bail!("invalid voices {}: 1 to 20000", self.voices);
-        }
-        files(self.files)?;
-        if !(self.notes_per_s.is_finite() && (0.0..=100_000.0).contains(&self.notes_per_s)) {
-            bail!(
-                "invalid notes-per-s {}: 0 to 100000 note-ons a second",
-                self.notes_per_s
-            );
-        }
-        let (min_s, max_s) = lengths(&self.lengths)?;
-        if let Some(m) = self.max_voices {
-            if !(1..=20_000).contains(&m) {
-                bail!("invalid max-voices {m}: 1 to 20000");
-            }
-            if !self.find_max {
-                bail!("--max-voices limits a --find-max search: add --find-max");
-            }
-        }
-        let device = self
-            .device_model
-            .as_deref()
-            .map(DeviceModel::parse)
-            .transpose()?;
-        let w = trackbench::workloads::sampler::Sampler {
-            format,
-            library: trackbench::workloads::sampler::LibrarySpec {
-                files: self.files,
-                min_s,
-                max_s,
-                seed: self.seed,
-            },
-            voices: self.voices,
-            notes_per_s: self.notes_per_s,
-            profile,
-            butler,
-            period_frames: self.period,
-            duration: self
-                .duration
-                .as_deref()
-                .map(|d| duration("duration", d))
-                .transpose()?,
-            margin: parse_pct("margin", &self.margin)?,
-            device,
-            find_max: self.find_max,
-            max_voices: self.max_voices,
-            limited_by: None,
-        };
-        let spec = w.spec(w.voices, 1_000_000_000, 4096);
-        spec.validate()?;
-        if let Some(d) = w.duration
-            && d.as_secs_f64() < trackbench::verdict::voices::min_run_s(&spec)
-            && w.find_max
-        {
-            bail!(
-                "invalid duration {:?} for --find-max: each probe needs at least {:.1} s (one ring and 5 s of steady running) before it can pass; leave --duration out to let the search plan it",
-                self.duration.as_deref().unwrap_or_default(),
-                trackbench::verdict::voices::min_run_s(&spec)
-            );
-        }
-        Ok(w)
-    }
-}
-
-#[derive(Args, Debug)]
-pub struct LoadArgs {
-    /// Directory to measure (the library is laid out there)
-    #[arg(default_value = ".")]
-    pub path: PathBuf,
-    /// Sample files in the library
-    #[arg(long, default_value_t = 2000, value_name = "F")]
-    pub files: u32,
-    /// Sample lengths, drawn between these (log-uniformly)
-    #[arg(long, default_value = "1s..10s", value_name = "MIN..MAX")]
-    pub lengths: String,
-    /// Bytes of each sample read after its header
-    #[arg(long, default_value = "60K", value_name = "SIZE")]
-    pub preload: String,
-    /// Loader threads of the parallel passes
-    #[arg(long, default_value_t = 8, value_name = "Q")]
-    pub threads: u32,
-    /// Before each cold pass, drop the whole page, dentry and inode cache (root only; affects the whole machine)
-    #[arg(long)]
-    pub drop_caches: bool,
-    /// Seed of the library's lengths (the sampler's, so the two share files)
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
-    #[command(flatten)]
-    pub common: Common,
-}
-
-/// `--lengths MIN..MAX` as seconds.
-fn lengths(s: &str) -> Result<(f64, f64)> {
-    let (min_s, max_s) = match s.split_once("..") {
-        Some((a, b)) => (
-            duration("lengths", a)?.as_secs_f64(),
-            duration("lengths", b)?.as_secs_f64(),
-        ),
-        None => bail!("invalid lengths {s:?}: MIN..MAX, e.g. 1s..10s"),
-    };
-    if min_s > max_s || max_s > 600.0 {
-        bail!("invalid lengths {s:?}: MIN..MAX with MIN at most MAX and MAX at most 10m");
-    }
-    Ok((min_s, max_s))
-}
-
-fn files(n: u32) -> Result<u32> {
-    if !(1..=100_000).contains(&n) {
-        bail!("invalid files {n}: 1 to 100000");
-    }
-    Ok(n)
-}
-
-impl LoadArgs {
-    pub fn workload(&self) -> Result<trackbench::workloads::load::Load> {
-        let format = self.common.settings_for(None, "48k/24/stereo")?.format;
-        let (min_s, max_s) = lengths(&self.lengths)?;
-        let preload = parse_size("preload", &self.preload)?;
-        if !(4096..=64 << 20).contains(&preload) {
-            bail!("invalid preload {:?}: from 4K to 64M", self.preload);
-        }
-        if !(1..=1024).contains(&self.threads) {
-            bail!("invalid threads {}: 1 to 1024", self.threads);
-        }
-        if self.drop_caches && !cfg!(target_os = "linux") {
-            bail!(
-                "--drop-caches is Linux's (it writes /proc/sys/vm/drop_caches); on macOS run `sudo purge` before the load instead"
-            );
-        }
-        if self.drop_caches && !trackbench::platform::is_root() {
-            bail!(
-                "--drop-caches needs root (it writes /proc/sys/vm/drop_caches); leave it out to drop each file's pages only"
-            );
-        }
-        Ok(trackbench::workloads::load::Load {
-            format,
-            library: trackbench::workloads::sampler::LibrarySpec {
-                files: files(self.files)?,
-                min_s,
-                max_s,
-                seed: self.seed,
-            },
-            preload_bytes: preload.div_ceil(4096) * 4096,
-            threads: self.threads,
-            drop_caches: self.drop_caches,
-        })
-    }
-}
-
-#[derive(Args, Debug)]
-pub struct BounceArgs {
-    /// Directory to measure (the export is written there)
-    #[arg(default_value = ".")]
-    pub path: PathBuf,
-    /// Tracks exported
-    #[arg(long, default_value_t = 500)]
-    pub tracks: u32,
-    /// Length of each track
-    #[arg(long, default_value = "30s")]
-    pub duration: String,
-    /// Also write stage one's write pattern as a fio job file, to cross-check with fio
-    #[arg(long, value_name = "FILE")]
-    pub fio_job: Option<PathBuf>,
-    #[command(flatten)]
-    pub common: Common,
-}
-
-impl BounceArgs {
-    pub fn workload(&self) -> Result<trackbench::workloads::bounce::Bounce> {
-        let format = self.common.settings(None)?.format;
-        if !(1..=100_000).contains(&self.tracks) {
-            bail!("invalid tracks {}: 1 to 100000", self.tracks);
-        }
-        let d = duration("duration", &self.duration)?;
-        if d.as_secs_f64() * f64::from(format.rate_hz) < 1.0 {
-            bail!("invalid duration {:?}: at least one frame", self.duration);
-        }
-        Ok(trackbench::workloads::bounce::Bounce {
-            format,
-            tracks: self.tracks,
-            duration: d,
-        })
-    }
-}
-
-#[derive(Args, Debug)]
-pub struct CleanArgs {
-    pub path: PathBuf,
-    /// Internal: the lock descriptor an interrupted run hands over with its files
-    #[arg(long, hide = true, value_name = "FD")]
-    pub inherited_lock: Option<i32>,
-    /// Internal: with --inherited-lock, the studio rank whose data directory it is
-    #[arg(long, hide = true, value_name = "RANK", requires = "inherited_lock")]
-    pub rank: Option<u32>,
-    /// Internal: with --inherited-lock, a pipe's read end whose writer is the interrupted run:
-    /// the files are removed once it reads end of file (that run has exited)
-    #[arg(long, hide = true, value_name = "FD", requires = "inherited_lock")]
-    pub after_exit: Option<i32>,
-}
-
-#[derive(Args, Debug)]
-pub struct HistoryArgs {
-    #[command(flatten)]
-    pub store: StoreArgs,
-    /// Only results whose target path contains this text
-    #[arg(long, value_name = "TEXT")]
-    pub target: Option<String>,
-    /// Only results on a device whose name or model contains this text
-    #[arg(long, value_name = "TEXT")]
-    pub device: Option<String>,
-    /// Only results that ran this workload (seq, play, realtime, …)
-    #[arg(long, value_name = "NAME")]
-    pub workload: Option<String>,
-    /// Only results started on or after this date (2026-11-23) or time (RFC 3339)
-    #[arg(long, value_name = "DATE")]
-    pub since: Option<String>,
-    /// At most N results (0: all)
-    #[arg(long, default_value_t = 20, value_name = "N")]
-    pub limit: u32,
-}
-
-#[derive(Args, Debug)]
-pub struct ShowArgs {
-    /// The result's id (trackbench history lists them)
-    pub id: i64,
-    #[command(flatten)]
-    pub store: StoreArgs,
-    /// The result document as JSON instead of tables
-    #[arg(long)]
-    pub json: bool,
-}
-
-#[derive(Args, Debug)]
-pub struct CompareArgs {
-    /// Two or more results: ids from trackbench history, or result documents (--json files)
-    #[arg(required = true, num_args = 2.., value_name = "RESULT")]
-    pub results: Vec<String>,
-    #[command(flatten)]
-    pub store: StoreArgs,
-    /// Compare even where the settings differ (format, ring, chunk or block size, profile, period)
-    #[arg(long)]
-    pub unfair: bool,
-    /// Also write the comparison as an HTML page with charts
-    #[arg(long, short, value_name = "FILE")]
-    pub output: Option<PathBuf>,
-}
-
-#[derive(Args, Debug)]
-pub struct ReportArgs {
-    /// The result: an id from trackbench history, or a result document (--json file)
-    #[arg(value_name = "RESULT")]
-    pub result: String,
-    /// Where to write it ("-" for standard output) [default: trackbench-report-RESULT.html in
-    /// the current directory for HTML; standard output for the other formats]
-    #[arg(long, short, value_name = "FILE")]
-    pub output: Option<PathBuf>,
-    /// The format: html, markdown (text for a forum post), terminal or json
-    #[arg(long, value_name = "FORMAT", default_value = "html")]
-    pub to: String,
-    /// Markdown instead of HTML (--to markdown)
-    #[arg(long, conflicts_with = "to")]
-    pub markdown: bool,
-    #[command(flatten)]
-    pub store: StoreArgs,
-}
-
 /// Validated settings shared by all measuring commands.
 pub struct Settings {
     pub format: Format,
@@ -985,7 +399,7 @@ impl Common {
     /// The settings of a measuring command; `io` for the classic ones (the streaming commands
     /// choose their I/O through the butler and the profile).
     pub fn settings(&self, io: Option<&IoArgs>) -> Result<Settings> {
-        self.settings_for(io, "48k/24/mono")
+        self.settings_for(io, DEFAULT_FORMAT)
     }
 
     /// `settings` for a command whose streams are `default_format` unless `--format` says.
@@ -1029,7 +443,7 @@ impl Common {
 const MIN_SIZE: u64 = 1 << 20;
 const MAX_SIZE: u64 = 1 << 44;
 
-fn size(what: &'static str, s: &str) -> Result<u64> {
+pub(crate) fn size(what: &'static str, s: &str) -> Result<u64> {
     let v = parse_size(what, s)?;
     if !(MIN_SIZE..=MAX_SIZE).contains(&v) {
         bail!("invalid {what} {s:?}: from 1M to 16T");
@@ -1037,11 +451,11 @@ fn size(what: &'static str, s: &str) -> Result<u64> {
     Ok(v)
 }
 
-fn block(what: &'static str, s: &str) -> Result<u32> {
+pub(crate) fn block(what: &'static str, s: &str) -> Result<u32> {
     Ok(check_block(what, parse_size(what, s)?)?)
 }
 
-fn duration(what: &'static str, s: &str) -> Result<Duration> {
+pub(crate) fn duration(what: &'static str, s: &str) -> Result<Duration> {
     // A refusal echoes the value as typed, not converted ("1e9", not "31years 8months …").
     check_duration(what, parse_duration(what, s)?)
         .map_err(|e| match e {
@@ -1052,145 +466,6 @@ fn duration(what: &'static str, s: &str) -> Result<Duration> {
             e => e,
         })
         .map_err(Into::into)
-}
-
-impl SeqArgs {
-    pub fn workload(&self, kind: trackbench::target::TargetKind) -> Result<Seq> {
-        Ok(Seq {
-            block: block("block size", &self.block)?,
-            size: size("size", &self.size)?,
-            mode: match self.mode {
-                None => trackbench::workloads::seq::default_mode(kind),
-                Some(ModeArg::Read) => SeqMode::Read,
-                Some(ModeArg::Write) => SeqMode::Write,
-                Some(ModeArg::Both) => SeqMode::Both,
-            },
-        })
-    }
-}
-
-impl SeekArgs {
-    pub fn workload(&self) -> Result<Seek> {
-        if let Some(rpm) = self.rpm
-            && !(1000..=30_000).contains(&rpm)
-        {
-            bail!(
-                "invalid rpm {rpm}: a spindle speed from 1000 to 30000 (e.g. 5400, 7200, 10000, 15000)"
-            );
-        }
-        Ok(Seek {
-            block: block("block size", &self.block)?,
-            duration: duration("duration", &self.duration)?,
-            size: size("size", &self.size)?,
-            rpm: self.rpm,
-        })
-    }
-}
-
-impl AccessArgs {
-    pub fn workload(&self) -> Result<Access> {
-        Ok(Access {
-            block: block("block size", &self.block)?,
-            duration: duration("duration", &self.duration)?,
-            size: size("size", &self.size)?,
-        })
-    }
-}
-
-impl MixArgs {
-    pub fn workload(&self) -> Result<Mix> {
-        if self.read_pct > 100 {
-            bail!("invalid read share {}%: 0 to 100", self.read_pct);
-        }
-        Ok(Mix {
-            seq_block: block("sequential block size", &self.seq_block)?,
-            random_block: block("random block size", &self.random_block)?,
-            read_pct: self.read_pct,
-            duration: duration("duration", &self.duration)?,
-            size: size("size", &self.size)?,
-        })
-    }
-}
-
-impl ZonesArgs {
-    pub fn workload(&self) -> Result<Zones> {
-        if !(2..=1000).contains(&self.points) {
-            bail!("invalid points {}: 2 to 1000", self.points);
-        }
-        Ok(Zones {
-            points: self.points,
-            block: block("block size", &self.block)?,
-            bytes_per_point: size("bytes per point", &self.per_point)?,
-            duration: duration("duration", &self.duration)?,
-            size: size("size", &self.size)?,
-        })
-    }
-}
-
-impl SweepArgs {
-    pub fn workload(&self) -> Result<Sweep> {
-        if !(1..=10_000).contains(&self.files) {
-            bail!("invalid files {}: 1 to 10000", self.files);
-        }
-        let mut blocks = Vec::new();
-        for b in &self.blocks {
-            blocks.push(block("block size", b).with_context(|| "in --blocks".to_string())?);
-        }
-        if blocks.is_empty() {
-            blocks = sweep::DEFAULT_BLOCKS.to_vec();
-        }
-        let buffer = duration("buffer", &self.buffer)?;
-        Ok(Sweep {
-            files: self.files,
-            blocks,
-            duration: duration("duration", &self.duration)?,
-            file_size: size("file size", &self.file_size)?,
-            buffer,
-            memory_limit: None,
-        })
-    }
-}
-
-/// This rank's part in a studio run from `--roles` (`play:3,record:1`: ranks 0–2 play, rank 3
-/// records), or `default` without the flag. The counts must add up to the ranks there are.
-pub fn role(
-    roles: Option<&str>,
-    rank: u32,
-    size: u32,
-    default: trackbench::workloads::multitrack::StreamKind,
-) -> Result<trackbench::workloads::multitrack::StreamKind> {
-    use trackbench::workloads::multitrack::StreamKind;
-    let Some(roles) = roles else {
-        return Ok(default);
-    };
-    let mut kinds = Vec::new();
-    for part in roles.split(',') {
-        let (name, n) = part.trim().split_once(':').unwrap_or((part.trim(), "1"));
-        let kind = match name {
-            "play" => StreamKind::Play,
-            "record" => StreamKind::Record,
-            _ => bail!(
-                "invalid roles {roles:?}: {name:?} is no role; each part is play:N or record:N, e.g. play:3,record:1"
-            ),
-        };
-        let n: u32 = n.parse().map_err(|_| {
-            anyhow::anyhow!("invalid roles {roles:?}: {n:?} is not a count of workstations")
-        })?;
-        kinds.extend(std::iter::repeat_n(kind, n as usize));
-    }
-    if kinds.len() != size as usize {
-        bail!(
-            "invalid roles {roles:?}: they name {} workstations, but {size} {} running{}",
-            kinds.len(),
-            if size == 1 { "is" } else { "are" },
-            if size == 1 {
-                " (a studio run starts one rank per workstation: mpirun -np N trackbench …, with a build that has the mpi feature)"
-            } else {
-                ": the counts must add up to mpirun's -np"
-            }
-        );
-    }
-    Ok(kinds[rank as usize])
 }
 
 #[cfg(test)]
@@ -1401,28 +676,6 @@ mod tests {
             let e = build(&args).expect_err(&format!("{cmd} {flag} {v} accepted"));
             let msg = format!("{e:#}");
             assert!(msg.contains(names), "{cmd} {flag} {v}: {msg}");
-        }
-    }
-
-    #[test]
-    fn roles_name_every_rank_and_add_up_to_the_ranks_there_are() {
-        use trackbench::workloads::multitrack::StreamKind::{Play, Record};
-        let r = |rank| role(Some("play:2,record:1"), rank, 3, Play).unwrap();
-        assert_eq!([r(0), r(1), r(2)], [Play, Play, Record]);
-        assert_eq!(role(None, 2, 3, Record).unwrap(), Record);
-        for (roles, size, says) in [
-            (
-                "play:2,record:1",
-                4,
-                "they name 3 workstations, but 4 are running",
-            ),
-            ("play:1", 2, "add up to mpirun's -np"),
-            ("play:2", 1, "mpirun -np N"),
-            ("mix:3", 3, "\"mix\" is no role"),
-            ("play:x", 1, "not a count"),
-        ] {
-            let e = role(Some(roles), 0, size, Play).unwrap_err().to_string();
-            assert!(e.contains(roles) && e.contains(says), "{e}");
         }
     }
 }

@@ -1,0 +1,346 @@
+//! The measuring commands' handler: runs the request's plan through the library's session,
+//! printing tables as they come, then stores the result, writes the report and the result
+//! document, and prints the summary. An interrupted run hands its files to a cleaner of their
+//! own.
+
+use super::clean::hand_over;
+use super::{Ctx, db_flag};
+use crate::browser;
+use crate::cli::Request;
+use crate::cli::process::{EXIT_INTERRUPTED, SECOND_SIGNAL_MESSAGE};
+use crate::cli::progress::Bars;
+use anyhow::{Context, Result, bail};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use trackbench::error::Error;
+use trackbench::present;
+use trackbench::present::output::Output;
+use trackbench::result::ResultDoc;
+use trackbench::session::{self, Outcome, Plan};
+use trackbench::store;
+use trackbench::target;
+
+/// The terminal and `--json` presenter of a session.
+struct Printer<'a> {
+    bars: Bars,
+    observer: Option<&'a dyn browser::Observer>,
+    out: std::cell::RefCell<Box<dyn Write>>,
+    json_out: Option<&'a Output>,
+    target_arg: &'a Path,
+}
+
+/// Progress goes to the bars and to the browser face, where one watches.
+impl trackbench::control::Progress for Printer<'_> {
+    fn begin(&self, label: &str, total: u64, unit: trackbench::control::ProgressUnit) {
+        self.bars.begin(label, total, unit);
+        if let Some(o) = self.observer {
+            o.begin(label, total, unit);
+        }
+    }
+    fn set(&self, position: u64) {
+        self.bars.set(position);
+        if let Some(o) = self.observer {
+            o.set(position);
+        }
+    }
+    fn end(&self) {
+        self.bars.end();
+        if let Some(o) = self.observer {
+            o.end();
+        }
+    }
+    fn live(&self, event: &trackbench::control::Live) {
+        if let Some(o) = self.observer {
+            o.live(event);
+        }
+    }
+    fn wants_live(&self) -> bool {
+        self.observer.is_some()
+    }
+}
+
+impl trackbench::session::Sink for Printer<'_> {
+    fn progress(&self) -> &dyn trackbench::control::Progress {
+        self
+    }
+    fn data_dir_opened(&self, root: &Path) {
+        let _ = SECOND_SIGNAL_MESSAGE.set(
+            format!(
+                "\nsecond interrupt: exiting now; trackbench's test files may be left in {}: remove them with: trackbench clean {}\n",
+                root.display(),
+                self.target_arg.display()
+            )
+            .into_bytes(),
+        );
+    }
+    fn note(&self, note: &str) {
+        self.bars.note(&format!("note: {note}"));
+        if let Some(o) = self.observer {
+            o.note(note);
+        }
+    }
+    fn started(&self, doc: &ResultDoc) {
+        let _ = write!(self.out.borrow_mut(), "{}", present::terminal::header(doc));
+    }
+    fn section(&self, section: &trackbench::result::Section) {
+        let text = present::terminal::section(section);
+        if let Some(o) = self.observer {
+            o.section(&section.workload, &text);
+        }
+        let mut out = self.out.borrow_mut();
+        let _ = write!(out, "\n{text}");
+        let _ = out.flush();
+    }
+    fn finished(&self, doc: &ResultDoc) -> trackbench::error::Result<()> {
+        match self.json_out {
+            Some(j) => j.write(&present::json::to_string(doc)?),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Where `run` writes its report when not told: a file named for the time in the current
+/// directory.
+fn default_report_path() -> PathBuf {
+    let stamp: String = trackbench::result::now_rfc3339()
+        .chars()
+        .filter(|c| c.is_ascii_digit())
+        .collect();
+    PathBuf::from(format!(
+        "trackbench-report-{}-{}.html",
+        &stamp[..8.min(stamp.len())],
+        &stamp[8.min(stamp.len())..]
+    ))
+}
+
+/// Runs a measuring command and reports: tables as it goes, then the store, the report, the
+/// summary and the result document.
+pub fn measure(req: Request<'_>, ctx: &Ctx<'_>) -> Result<ExitCode> {
+    let (cancel, world) = (ctx.cancel, ctx.world);
+    let Request {
+        name,
+        path,
+        common,
+        io,
+        workloads,
+        default_format,
+        fio_job,
+    } = req;
+    let settings = common.settings_for(io, default_format)?;
+    // In a studio, rank 0 speaks for all: it alone writes files of results, stores and prints.
+    let root = world.is_root();
+    let json_to_stdout = root && common.json.as_deref() == Some(Path::new("-"));
+    // Checked before anything is measured: a search must not be lost to a bad path.
+    let json_out = match &common.json {
+        Some(j) if root && !json_to_stdout => {
+            Some(Output::prepare(j, "the result document (--json)")?)
+        }
+        _ => None,
+    };
+    let report_path = match (&common.report, common.no_report) {
+        _ if !root => None,
+        (Some(p), _) => Some(p.clone()),
+        (None, false) if name == "run" => Some(default_report_path()),
+        _ => None,
+    };
+    let report_out = report_path
+        .map(|p| {
+            Output::prepare(&p, "the report (--report)").with_context(|| {
+                if common.report.is_none() {
+                    "run writes its HTML report into the current directory: name another place with --report FILE, or use --no-report"
+                } else {
+                    "--report"
+                }
+            })
+        })
+        .transpose()?;
+    let target_info = target::inspect(path)?;
+    // The fio job file says what will be measured: written before the run, so an interrupted
+    // run leaves it too.
+    if let Some(f) = fio_job.filter(|_| root) {
+        let out = Output::prepare(f, "the fio job file (--fio-job)")?;
+        let jobs: Vec<_> = workloads
+            .iter()
+            .flat_map(|w| w.fio_jobs(&target_info, &settings.io))
+            .collect();
+        if jobs.is_empty() {
+            bail!(
+                "--fio-job: {name} has no measurement fio can run (the real-time ones are trackbench's own)"
+            );
+        }
+        let command = command_line(ctx).join(" ");
+        out.write(&trackbench::fio::job_file(
+            &command,
+            &target_info,
+            &settings.io,
+            &jobs,
+        ))?;
+        eprintln!(
+            "fio job file: {} (fio {} runs the same measurements)",
+            out.path().display(),
+            out.path().display()
+        );
+    }
+    let plan = Plan {
+        target: path.to_path_buf(),
+        workloads,
+        format: settings.format,
+        io: settings.io,
+        memory: settings.memory,
+        runs: settings.runs,
+        keep: common.keep,
+        name: name.to_string(),
+        command: command_line(ctx),
+    };
+    let printer = Printer {
+        bars: Bars::new(common.quiet || !root),
+        observer: ctx.observer.map(|(o, _)| o),
+        out: std::cell::RefCell::new(if !root {
+            Box::new(std::io::sink())
+        } else if json_to_stdout {
+            Box::new(std::io::stderr())
+        } else {
+            Box::new(std::io::stdout())
+        }),
+        json_out: json_out.as_ref(),
+        target_arg: path,
+    };
+    let Outcome {
+        mut doc,
+        failure,
+        unfinished,
+        kept,
+        speaks,
+    } = session::run(plan, world, cancel, &printer)?;
+    // An interrupted run hands its files to a cleaner of their own and exits at once:
+    // unlinking large files takes seconds on some filesystems (ext4 with discard).
+    // The cleaner starts removing when `_cleaner_gate` is dropped: when this function returns,
+    // the result saved.
+    let (cleaner, _cleaner_gate) =
+        match unfinished.map(|d| hand_over(d, path, (!world.is_alone()).then(|| world.rank()))) {
+            Some(Ok(handed)) => handed,
+            Some(Err(e)) => {
+                doc.warnings.push(format!("cleanup incomplete: {e}"));
+                (None, None)
+            }
+            None => (None, None),
+        };
+    if let Some(root) = kept {
+        printer.bars.note(&format!(
+            "test files kept in {} (remove them with: trackbench clean {})",
+            root.display(),
+            path.display()
+        ));
+    }
+    // The error itself goes to stderr below; the document (JSON, store) records it too.
+    let stopped = failure
+        .as_ref()
+        .map(|e| format!("stopped by an error: {e}"));
+    doc.warnings.extend(stopped.clone());
+    // A run that measured nothing (refused at its first workload, interrupted before) has no
+    // result worth finding again, or showing.
+    let measured = !doc.sections.is_empty();
+    if !speaks {
+        // Another rank's failure is said by that rank and by rank 0; this one only stops.
+        return match failure {
+            Some(Error::RankFailed { .. }) => Ok(ExitCode::FAILURE),
+            Some(e) => Err(e).context(format!("measurement failed on rank {}", world.rank())),
+            None if doc.interrupted => Ok(ExitCode::from(EXIT_INTERRUPTED)),
+            None => Ok(ExitCode::SUCCESS),
+        };
+    }
+    if !root {
+        // Rank 0 died: this rank speaks for the studio, from its own part of the figures.
+        let mut out = std::io::stdout();
+        let _ = write!(out, "{}", present::terminal::document(&doc));
+        *printer.out.borrow_mut() = Box::new(std::io::sink());
+    }
+    let mut stored_id = None;
+    if !common.no_store && measured {
+        // Before an interrupted run's cleaner removes its files (the JSON was saved before the
+        // hand-over); a store that cannot take the result costs the user the history entry,
+        // not the run.
+        match store::open(common.store.db.as_deref()).and_then(|mut s| {
+            let id = s.save(&doc, &present::summary::headline(&doc))?;
+            Ok((id, s.location()))
+        }) {
+            Ok((id, at)) => {
+                stored_id = Some(id);
+                printer.bars.note(&format!(
+                    "stored as result {id} in {at} (trackbench show {id}{})",
+                    db_flag(&common.store)
+                ))
+            }
+            Err(e) => doc
+                .warnings
+                .push(format!("not stored: {e} (--no-store skips the store)")),
+        }
+    }
+    let mut written_report = None;
+    if let Some(r) = report_out.as_ref().filter(|_| measured) {
+        match present::html::document(&doc).and_then(|html| r.write(&html)) {
+            Ok(()) => written_report = Some(r.path()),
+            Err(e) => doc.warnings.push(format!("no report: {e}")),
+        }
+    }
+    let mut out = printer.out.borrow_mut();
+    if let Some(studio) = present::terminal::studio(&doc) {
+        let _ = write!(out, "\n{studio}");
+    }
+    let summary = present::summary::summary(&doc);
+    if let Some(summary) = &summary {
+        let _ = write!(out, "\n{summary}");
+    }
+    if let Some(o) = printer.observer {
+        o.done(&browser::Done {
+            stored: stored_id,
+            summary: summary.as_deref(),
+            headline: &present::summary::headline(&doc),
+            interrupted: doc.interrupted,
+            failure: failure.as_ref().map(|e| e.to_string()),
+            warnings: &doc.warnings,
+        });
+    }
+    for w in doc.warnings.iter().filter(|w| Some(*w) != stopped.as_ref()) {
+        let _ = writeln!(out, "warning: {w}");
+    }
+    if let Some(p) = written_report {
+        let _ = writeln!(
+            out,
+            "\nreport: {} (one HTML file with charts; open it in a browser)",
+            p.display()
+        );
+    }
+    if json_to_stdout {
+        println!("{}", present::json::to_string(&doc)?);
+    } else if let Some(j) = &json_out {
+        j.write(&present::json::to_string(&doc)?)?;
+    }
+    if let Some(e) = failure {
+        return Err(e).context("measurement failed");
+    }
+    if doc.interrupted {
+        match cleaner {
+            Some(pid) => eprintln!(
+                "interrupted: the figures measured so far are shown; trackbench's test files are being removed (cleaner pid {pid})"
+            ),
+            None => eprintln!(
+                "interrupted: the figures measured so far are shown; trackbench's test files were removed"
+            ),
+        }
+        return Ok(ExitCode::from(EXIT_INTERRUPTED));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The command line a result records: as given, or as the browser face built it (a path that
+/// is not UTF-8 is recorded lossily).
+fn command_line(ctx: &Ctx<'_>) -> Vec<String> {
+    match ctx.observer {
+        Some((_, args)) => args.to_vec(),
+        None => std::env::args_os()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect(),
+    }
+}

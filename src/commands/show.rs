@@ -1,0 +1,20 @@
+//! `show`: one stored result, as when it ran (or its whole document).
+
+use crate::cli::ShowArgs;
+use anyhow::{Context, Result};
+use std::process::ExitCode;
+use trackbench::{present, store};
+
+/// Prints the stored result `a.id` with the terminal presenter, or as JSON.
+pub fn show(a: &ShowArgs) -> Result<ExitCode> {
+    let mut s = store::open(a.store.db.as_deref())?;
+    let doc = s.load(a.id)?;
+    let format = if a.json { "json" } else { "terminal" };
+    let p = present::presenter(format).context("a presenter for every show format")?;
+    let text = p.render(&doc)?;
+    print!("{text}");
+    if !text.ends_with('\n') {
+        println!();
+    }
+    Ok(ExitCode::SUCCESS)
+}
