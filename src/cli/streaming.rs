@@ -190,22 +190,13 @@ impl StreamOpts {
             }
         }
         let mut spec = StreamSpec {
-            format,
-            play_tracks: play,
-            record_tracks: record,
             period_frames: period,
             duration_ns: dur.map_or(1_000_000_000, |d| d.as_nanos() as u64),
             margin,
-            policy,
             butler,
             stagger: self.stagger,
             prealloc,
-            locate_queue_depth: None,
-            stop_early: false,
-            steady_start: false,
-            end_early: false,
-            locate_from_content: false,
-            start_at_first_refill: false,
+            ..StreamSpec::new(format, policy, (play, record))
         };
         spec.validate()?;
         let planned = trackbench::workloads::multitrack::planned_duration_s(

@@ -129,6 +129,32 @@ pub struct StreamSpec {
 }
 
 impl StreamSpec {
+    /// `play` playback and `record` capture tracks of `format`, streamed as `policy`'s program
+    /// streams them: at its period and margin (trackbench's where the program names none), one
+    /// read at a time, tracks starting in phase, for a second; the options of a search's probes
+    /// (a quick locate, an early stop, a steady start …) off. Everything else is set by name
+    /// (`StreamSpec { butler, duration_ns, ..StreamSpec::new(…) }`).
+    pub fn new(format: Format, policy: Policy, (play, record): (u32, u32)) -> StreamSpec {
+        StreamSpec {
+            format,
+            play_tracks: play,
+            record_tracks: record,
+            period_frames: policy.period_frames.unwrap_or(DEFAULT_PERIOD),
+            duration_ns: 1_000_000_000,
+            margin: policy.margin.unwrap_or(DEFAULT_MARGIN),
+            policy,
+            butler: ButlerMode::Serial,
+            stagger: false,
+            prealloc: false,
+            locate_queue_depth: None,
+            stop_early: false,
+            steady_start: false,
+            end_early: false,
+            locate_from_content: false,
+            start_at_first_refill: false,
+        }
+    }
+
     /// All tracks; saturating, so that absurd counts reach `validate` and are refused there.
     pub fn tracks(&self) -> u32 {
         self.play_tracks.saturating_add(self.record_tracks)

@@ -1083,22 +1083,11 @@ mod tests {
         let format = Format::parse(format).unwrap();
         let policy = Policy::named(profile, &format).unwrap();
         StreamSpec {
-            format,
-            play_tracks: 1,
-            record_tracks: 0,
             period_frames: 1024,
-            duration_ns: 1_000_000_000,
             margin: 0.0,
-            policy,
-            butler: crate::engine::ButlerMode::Serial,
-            stagger: false,
-            prealloc: false,
             locate_queue_depth: Some(32),
             stop_early: true,
-            steady_start: false,
-            end_early: false,
-            locate_from_content: false,
-            start_at_first_refill: false,
+            ..StreamSpec::new(format, policy, (1, 0))
         }
     }
 

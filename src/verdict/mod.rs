@@ -9,7 +9,43 @@ pub mod tracks;
 pub mod voices;
 pub mod windows;
 
+use crate::stats::LatencySummary;
+use evidence::CapacityEvidence;
 use serde::{Deserialize, Serialize};
+
+/// What every judged run says, whatever streamed (tracks or voices): its verdict and why,
+/// what it missed and how close it came, how long it ran, what it says of the storage, and
+/// what the machine did to it. The workloads' probes, notes and figures that do not depend on
+/// what streamed are written once against it (`workloads::probe`).
+pub trait Judged {
+    fn verdict(&self) -> Verdict;
+    /// Why the verdict is not a pass.
+    fn shortcoming(&self) -> Option<Shortcoming>;
+    /// Lowest headroom of any ring, in percent of its capacity.
+    fn worst_headroom_pct(&self) -> f64;
+    /// Deadlines missed: xruns, or a sampler's dropouts.
+    fn missed(&self) -> u64;
+    /// When the first deadline was missed, in ms into the run.
+    fn first_missed_ms(&self) -> Option<f64>;
+    /// Seconds the run streamed after its locate.
+    fn ran_s(&self) -> f64;
+    fn interrupted(&self) -> bool;
+    /// Share of the steady part in which the butler had nothing to do, in percent.
+    fn butler_idle_pct(&self) -> Option<f64>;
+    /// What the device carries, as a share of this run's count, where the run can tell.
+    fn capacity_estimate(&self) -> Option<f64>;
+    /// The verdict apart from the capacity rules.
+    fn own_verdict(&self) -> Verdict;
+    fn capacity_evidence(&self) -> CapacityEvidence;
+    /// The run's longest single hold, in ms.
+    fn longest_hold_ms(&self) -> Option<f64>;
+    /// Why the tick was not real-time, where it was not.
+    fn realtime_note(&self) -> Option<&str>;
+    /// The audio tick's wake-up lateness (real runs).
+    fn tick_lateness(&self) -> Option<&LatencySummary>;
+    /// The butler's longest wait for a CPU and all its waiting, in ms (real runs on Linux).
+    fn butler_cpu_wait_ms(&self) -> (Option<f64>, Option<f64>);
+}
 
 /// The outcome of a run: pass, too short to tell, marginal (a ring fell below the margin, the
 /// rings drained, or the device had nothing to spare) or fail (any xrun).

@@ -3,7 +3,7 @@
 use super::evidence::{CapacityEvidence, capacity_share, longest_hold_ms};
 use super::windows::EarlyLook;
 use super::windows::{buffered_sustain_of, idle_pct_of, min_run_s, sustain_of, tick_behind_of};
-use super::{Shortcoming, Verdict, own_verdict};
+use super::{Judged, Shortcoming, Verdict, own_verdict};
 use crate::control::{Control, NoProgress, Progress};
 use crate::engine::real_time::{self, StreamFile};
 use crate::engine::ring::RingMemory;
@@ -178,6 +178,54 @@ pub(crate) struct RunEnd<'a> {
     pub lag: &'a [telemetry::LagPoint],
     /// The run stopped for it (`TickReport::stopped_behind`).
     pub stopped_behind: bool,
+}
+
+impl Judged for StreamOutcome {
+    fn verdict(&self) -> Verdict {
+        self.verdict
+    }
+    fn shortcoming(&self) -> Option<Shortcoming> {
+        self.shortcoming
+    }
+    fn worst_headroom_pct(&self) -> f64 {
+        self.worst_headroom_pct
+    }
+    fn missed(&self) -> u64 {
+        self.xruns()
+    }
+    fn first_missed_ms(&self) -> Option<f64> {
+        self.first_xrun_ms
+    }
+    fn ran_s(&self) -> f64 {
+        self.ran_ms / 1000.0
+    }
+    fn interrupted(&self) -> bool {
+        self.interrupted
+    }
+    fn butler_idle_pct(&self) -> Option<f64> {
+        self.butler_idle_pct
+    }
+    fn capacity_estimate(&self) -> Option<f64> {
+        StreamOutcome::capacity_estimate(self)
+    }
+    fn own_verdict(&self) -> Verdict {
+        StreamOutcome::own_verdict(self)
+    }
+    fn capacity_evidence(&self) -> CapacityEvidence {
+        StreamOutcome::capacity_evidence(self)
+    }
+    fn longest_hold_ms(&self) -> Option<f64> {
+        StreamOutcome::longest_hold_ms(self)
+    }
+    fn realtime_note(&self) -> Option<&str> {
+        self.realtime_note.as_deref()
+    }
+    fn tick_lateness(&self) -> Option<&LatencySummary> {
+        self.tick_lateness.as_ref()
+    }
+    fn butler_cpu_wait_ms(&self) -> (Option<f64>, Option<f64>) {
+        (self.butler_cpu_wait_max_ms, self.butler_cpu_wait_ms)
+    }
 }
 
 /// Runs `spec` on real files (`real_time::run`) and judges it: the outcome and the bytes each
@@ -399,26 +447,15 @@ mod tests {
     use crate::verdict::Verdict;
 
     fn spec(play: u32, record: u32, chunk: u64, buffer_s: f64, secs: u64) -> StreamSpec {
+        let policy = Policy::named("trackbench", &Format::default())
+            .unwrap()
+            .with_chunk(chunk)
+            .with_buffer(buffer_s);
         StreamSpec {
-            format: Format::default(),
-            play_tracks: play,
-            record_tracks: record,
             period_frames: 256,
             duration_ns: secs * 1_000_000_000,
             margin: 0.2,
-            policy: Policy::named("trackbench", &Format::default())
-                .unwrap()
-                .with_chunk(chunk)
-                .with_buffer(buffer_s),
-            butler: ButlerMode::Serial,
-            stagger: false,
-            prealloc: false,
-            locate_queue_depth: None,
-            stop_early: false,
-            steady_start: false,
-            end_early: false,
-            locate_from_content: false,
-            start_at_first_refill: false,
+            ..StreamSpec::new(Format::default(), policy, (play, record))
         }
     }
 
@@ -1151,9 +1188,9 @@ mod real_tests {
     use super::*;
     use crate::audio::Format;
     use crate::control::Control;
+    use crate::engine::Policy;
     use crate::engine::real_time::StreamFile;
     use crate::engine::ring::RingMemory;
-    use crate::engine::{ButlerMode, Policy};
     use crate::verdict::Verdict;
 
     /// A real run that may pass early (`StreamSpec::end_early`) and has its butler idle almost
@@ -1166,26 +1203,17 @@ mod real_tests {
         let cancel = AtomicBool::new(false);
         let ctl = Control::quiet(&cancel);
         let format = Format::default();
+        let policy = Policy::named("trackbench", &format)
+            .unwrap()
+            .with_chunk(16 << 10)
+            .with_buffer(2.0);
         let spec = StreamSpec {
-            format,
-            play_tracks: 4,
-            record_tracks: 0,
             period_frames: 256,
             duration_ns: 9_000_000_000,
             margin: 0.2,
-            policy: Policy::named("trackbench", &format)
-                .unwrap()
-                .with_chunk(16 << 10)
-                .with_buffer(2.0),
-            butler: ButlerMode::Serial,
-            stagger: false,
-            prealloc: false,
-            locate_queue_depth: None,
             stop_early: true,
-            steady_start: false,
             end_early: true,
-            locate_from_content: false,
-            start_at_first_refill: false,
+            ..StreamSpec::new(format, policy, (4, 0))
         };
         let mut dd = crate::datadir::DataDir::open(t.path(), false).unwrap();
         let len = crate::engine::shape::play_file_bytes(&spec);
@@ -1193,7 +1221,7 @@ mod real_tests {
             crate::dataset::ensure_wavs(&mut dd, "play", 4, &format, len, false, &ctl).unwrap();
         let files: Vec<StreamFile<'_>> = spans
             .iter()
-            .map(|s| crate::workloads::multitrack::stream_file(s, len))
+            .map(|s| crate::workloads::multitrack::files::stream_file(s, len))
             .collect();
         let mut rings = RingMemory::new();
         let at_ns = crate::verdict::windows::early_end_at_ns(&spec);

@@ -7,7 +7,7 @@ use super::evidence::{
     CapacityEvidence, capacity_share, longest_hold_ms, one_hold_pct, spare_min_pct,
 };
 use super::windows::{MIN_STEADY_S, tick_behind_of};
-use super::{Shortcoming, Verdict, own_verdict};
+use super::{Judged, Shortcoming, Verdict, own_verdict};
 use crate::control::{Control, NoProgress, Progress};
 use crate::engine::ring::RingMemory;
 use crate::engine::virtual_time::DeviceModel;
@@ -137,6 +137,54 @@ impl SamplerOutcome {
             self.shortcoming.as_ref(),
             self.butler_idle_pct,
         )
+    }
+}
+
+impl Judged for SamplerOutcome {
+    fn verdict(&self) -> Verdict {
+        self.verdict
+    }
+    fn shortcoming(&self) -> Option<Shortcoming> {
+        self.shortcoming
+    }
+    fn worst_headroom_pct(&self) -> f64 {
+        self.worst_headroom_pct
+    }
+    fn missed(&self) -> u64 {
+        self.dropouts
+    }
+    fn first_missed_ms(&self) -> Option<f64> {
+        self.first_dropout_ms
+    }
+    fn ran_s(&self) -> f64 {
+        self.ran_ms / 1000.0
+    }
+    fn interrupted(&self) -> bool {
+        self.interrupted
+    }
+    fn butler_idle_pct(&self) -> Option<f64> {
+        self.butler_idle_pct
+    }
+    fn capacity_estimate(&self) -> Option<f64> {
+        SamplerOutcome::capacity_estimate(self)
+    }
+    fn own_verdict(&self) -> Verdict {
+        SamplerOutcome::own_verdict(self)
+    }
+    fn capacity_evidence(&self) -> CapacityEvidence {
+        SamplerOutcome::capacity_evidence(self)
+    }
+    fn longest_hold_ms(&self) -> Option<f64> {
+        SamplerOutcome::longest_hold_ms(self)
+    }
+    fn realtime_note(&self) -> Option<&str> {
+        self.realtime_note.as_deref()
+    }
+    fn tick_lateness(&self) -> Option<&LatencySummary> {
+        self.tick_lateness.as_ref()
+    }
+    fn butler_cpu_wait_ms(&self) -> (Option<f64>, Option<f64>) {
+        (self.butler_cpu_wait_max_ms, self.butler_cpu_wait_ms)
     }
 }
 
@@ -415,22 +463,10 @@ mod tests {
             .unwrap()
             .policy;
         StreamSpec {
-            format: stereo(),
-            play_tracks: voices,
-            record_tracks: 0,
             period_frames: 256,
             duration_ns: (secs * 1e9) as u64,
             margin: 0.2,
-            policy,
-            butler: crate::engine::ButlerMode::Serial,
-            stagger: false,
-            prealloc: false,
-            locate_queue_depth: None,
-            stop_early: false,
-            steady_start: false,
-            end_early: false,
-            locate_from_content: false,
-            start_at_first_refill: false,
+            ..StreamSpec::new(stereo(), policy, (voices, 0))
         }
     }
 

@@ -6,6 +6,7 @@ pub mod bounce;
 pub mod load;
 pub mod mix;
 pub mod multitrack;
+pub mod probe;
 
 pub mod realtime;
 pub mod sampler;

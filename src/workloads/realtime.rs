@@ -5,7 +5,7 @@
 use super::multitrack::{StreamKind, Streaming, planned_duration_s};
 use super::{Env, RunOutcome, Workload};
 use crate::audio::Format;
-use crate::engine::{ButlerMode, Policy, StreamSpec};
+use crate::engine::{Policy, StreamSpec};
 use crate::error::Result;
 use crate::result::findings::Finding;
 use crate::result::search::{RealTimeDetail, RealTimeSearch};
@@ -26,24 +26,8 @@ pub struct RealTime {
 impl RealTime {
     /// The default engine's spec: its rings, one read at a time, tracks starting in phase.
     pub fn spec(&self) -> Result<StreamSpec> {
-        let mut spec = StreamSpec {
-            format: self.format,
-            play_tracks: 1,
-            record_tracks: 0,
-            period_frames: crate::engine::DEFAULT_PERIOD,
-            duration_ns: 1_000_000_000,
-            margin: crate::engine::DEFAULT_MARGIN,
-            policy: Policy::named("trackbench", &self.format)?,
-            butler: ButlerMode::Serial,
-            stagger: false,
-            prealloc: false,
-            locate_queue_depth: None,
-            stop_early: false,
-            steady_start: false,
-            end_early: false,
-            locate_from_content: false,
-            start_at_first_refill: false,
-        };
+        let policy = Policy::named("trackbench", &self.format)?;
+        let mut spec = StreamSpec::new(self.format, policy, (1, 0));
         spec.duration_ns = (planned_duration_s(&spec, true, false) * 1e9) as u64;
         spec.validate()?;
         Ok(spec)

@@ -4,10 +4,13 @@
 //! The library (F stereo samples of 1 to 10 s) is laid out once and reused under `--keep`; the
 //! instrument load reads every sample's preload into RAM before the clock starts.
 
+use super::probe::{
+    late_tick, not_real_time, page_cache_notes, probe_of, report, search_trail, tightest,
+    verdict_notes,
+};
 use super::{Env, RunOutcome, Workload};
 use crate::audio::Format;
 use crate::content;
-use crate::control::Live;
 use crate::dataset::{self, Span};
 use crate::engine::profile::SamplerPolicy;
 use crate::engine::ring::RingMemory;
@@ -18,11 +21,11 @@ use crate::error::{Error, Result};
 use crate::io::AlignedBuf;
 use crate::io::OpKind;
 use crate::platform::FileAt;
-use crate::result::findings::{Finding, TrailStep};
+use crate::result::findings::Finding;
 use crate::result::metrics as m;
-use crate::result::search::{CapacityReport, GuessRates, SearchDetail, SearchLimit};
+use crate::result::search::{Capacity, GuessRates, SearchDetail, SearchLimit};
 use crate::result::{Detail, Metric, RunRow, Section, metric};
-use crate::search::{ProbeEvidence, ProbeResult, figures_of, find_max_shared};
+use crate::search::find_max_shared;
 use crate::units::fmt_size;
 use crate::verdict::voices::{self as judged, CONFIRM_RUN_S, SamplerOutcome, min_run_s};
 use std::sync::Arc;
@@ -84,22 +87,11 @@ impl Sampler {
             policy.buffer_s = rest as f64 / self.format.bytes_per_second() as f64;
         }
         StreamSpec {
-            format: self.format,
-            play_tracks: voices,
-            record_tracks: 0,
             period_frames: self.period_frames,
             duration_ns,
             margin: self.margin,
-            policy,
             butler: self.butler,
-            stagger: false,
-            prealloc: false,
-            locate_queue_depth: None,
-            stop_early: false,
-            steady_start: false,
-            end_early: false,
-            locate_from_content: false,
-            start_at_first_refill: false,
+            ..StreamSpec::new(self.format, policy, (voices, 0))
         }
     }
 
@@ -321,7 +313,7 @@ impl Sampler {
 
     /// The most voices a search may try, and what sets it.
     fn limit(&self, env: &Env<'_>, lib: &Library, spec: &StreamSpec) -> (u32, SearchLimit) {
-        let mut limits = vec![(ENGINE_MAX_VOICES, SearchLimit::Engine)];
+        let mut limits = Vec::new();
         if let Some(m) = self.max_voices {
             limits.push((u64::from(m), SearchLimit::MaxTracks));
         }
@@ -332,11 +324,107 @@ impl Sampler {
                 SearchLimit::Memory,
             ));
         }
-        let (n, why) = limits
-            .into_iter()
-            .min_by_key(|l| l.0)
-            .expect("the engine's ceiling is always there");
+        let (n, why) = tightest(ENGINE_MAX_VOICES, limits);
         ((n.max(1)) as u32, why)
+    }
+}
+
+impl Sampler {
+    /// One run at the voice count asked for: its verdict, figures and notes.
+    fn single_run(
+        &self,
+        env: &mut Env<'_>,
+        mut out: RunOutcome,
+        lib: &Arc<Library>,
+        spans: &[Span],
+    ) -> Result<RunOutcome> {
+        let mut spec = self.spec(self.voices, 0, longest(lib));
+        spec.duration_ns = self.planned_ns(&spec);
+        spec.validate()?;
+        let o = self.one(env, &spec, lib, spans, &mut RingMemory::new())?;
+        out.findings
+            .extend(run_findings(&o, spec.period_ns() as f64 / 1000.0));
+        out.interrupted = o.interrupted;
+        out.rows.push(RunRow {
+            label: format!("{} voices: {}", o.voices, o.verdict.word()),
+            metrics: outcome_metrics(&o),
+        });
+        out.detail = Some(Detail::Sampler(Box::new(o)));
+        Ok(out)
+    }
+
+    /// The search for the most voices: from the first guess of a round robin over the
+    /// library's streams, every probe as long as the rings need, a confirmation of at least
+    /// `CONFIRM_RUN_S`; its row, its trail and its record.
+    fn find_max_run(
+        &mut self,
+        env: &mut Env<'_>,
+        mut out: RunOutcome,
+        lib: &Arc<Library>,
+        spans: &[Span],
+    ) -> Result<RunOutcome> {
+        let rates = self.rates(env, lib, spans)?;
+        let per_voice = self.format.bytes_per_second() as f64 * lib.streamed_share();
+        let guess = rates.round_robin_read / per_voice.max(1.0);
+        let naive = (rates.sequential_read / per_voice.max(1.0)).floor();
+        let mut base = self.spec(1, 0, longest(lib));
+        base.duration_ns = self.planned_ns(&base);
+        base.stop_early = true;
+        base.locate_queue_depth = Some(LOCATE_QUEUE_DEPTH);
+        base.validate()?;
+        let (limit, why) = self.limit(env, lib, &base);
+        let (world, cancel) = (env.ctl.world, env.ctl.cancel);
+        let first = ((guess * 0.95) as u32).max(1);
+        let mut rings = RingMemory::new();
+        let cap = find_max_shared(world, cancel, first, limit, 0.02, |v, confirm| {
+            let mut s = base.clone();
+            s.play_tracks = v;
+            if confirm {
+                s.duration_ns = s.duration_ns.max((CONFIRM_RUN_S * 1e9) as u64);
+            }
+            let run = self.one(env, &s, lib, spans, &mut rings);
+            probe_of(env, v, confirm, run, outcome_metrics, (false, false))
+        })?;
+        let limited_by = cap.hit_limit.then_some(why);
+        self.limited_by = limited_by;
+        let label = format!("{} · {}", self.profile.policy.profile, self.butler);
+        out.rows.push(answer_row(&label, &cap, naive, lib, &base));
+        out.findings.push(search_trail(&label, &cap, limited_by));
+        out.detail = Some(Detail::Search(SearchDetail {
+            wave_share: 1.0,
+            naive_tracks: naive,
+            first_guess_tracks: guess,
+            first_guess_parallel_tracks: guess,
+            rates_bytes_per_s: rates,
+            searches: vec![report(label, &base, (cap.answer, 0), limited_by, cap)],
+        }));
+        Ok(out)
+    }
+}
+
+/// The longest sample of the library, in bytes.
+fn longest(lib: &Library) -> u64 {
+    lib.lens.iter().copied().max().unwrap_or(0)
+}
+
+/// The search's row: the most voices beside the naive count, the headroom the answer left, the
+/// probes, and the memory the preloads and rings take.
+fn answer_row(label: &str, cap: &Capacity, naive: f64, lib: &Library, base: &StreamSpec) -> RunRow {
+    let at_answer = cap.probes.iter().rev().find(|p| p.count == cap.answer);
+    let streams = u64::from(cap.answer) + base.butler.queue_depth() as u64;
+    RunRow {
+        label: label.to_string(),
+        metrics: vec![
+            metric(&m::VOICES, f64::from(cap.answer)),
+            metric(&m::NAIVE_VOICES, naive),
+            metric(
+                &m::WORST_HEADROOM_PCT,
+                at_answer.map_or(0.0, |a| a.worst_headroom_pct),
+            ),
+            metric(&m::PROBES, cap.probes.len() as f64),
+            metric(&m::PRELOAD_RAM_BYTES, lib.preload_ram() as f64),
+            metric(&m::RAM_BYTES, (base.ring_bytes() * streams) as f64),
+        ],
     }
 }
 
@@ -383,41 +471,9 @@ fn outcome_metrics(o: &SamplerOutcome) -> Vec<Metric> {
 
 /// What one run observed besides its figures.
 fn run_findings(o: &SamplerOutcome, period_us: f64) -> Vec<Finding> {
-    let mut f = Vec::new();
-    if let Some(n) = &o.realtime_note {
-        f.push(Finding::NotRealTime { reason: n.clone() });
-    }
-    if let Some(l) = &o.tick_lateness
-        && l.max_us > period_us / 2.0
-    {
-        f.push(Finding::LateTick {
-            max_us: l.max_us,
-            period_us,
-        });
-    }
-    f.extend(crate::result::findings::butler_cpu_wait(
-        o.butler_cpu_wait_max_ms,
-        o.butler_cpu_wait_ms,
-        o.ran_ms / 1000.0,
-        o.preload_ms,
-        o.shortcoming.is_some_and(|s| s.is_failure()),
-    ));
-    match o.shortcoming {
-        Some(sc) => f.push(Finding::DidNotPass {
-            shortcoming: sc,
-            first_xrun_ms: o.first_dropout_ms,
-            margin_in_s: None,
-        }),
-        None => {
-            if let Some(idle_pct) = o.butler_idle_pct {
-                f.push(Finding::SpareCapacity { idle_pct });
-                f.extend(crate::result::findings::drain_within_one_hold(
-                    &o.capacity_evidence(),
-                    o.longest_hold_ms(),
-                ));
-            }
-        }
-    }
+    let mut f: Vec<Finding> = not_real_time(o).into_iter().collect();
+    f.extend(late_tick(o, period_us));
+    f.extend(verdict_notes(o, o.preload_ms, None));
     f.push(Finding::Voices {
         voices: o.voices,
         notes: o.notes,
@@ -490,17 +546,10 @@ impl Workload for Sampler {
     fn run_once(&mut self, env: &mut Env<'_>, _run: u32) -> Result<RunOutcome> {
         let mut out = RunOutcome::default();
         let (lib, spans, load_ms) = self.library(env)?;
-        let longest = lib.lens.iter().copied().max().unwrap_or(0);
         out.cached = self.device.is_none() && !self.profile.policy.direct;
         if out.cached {
-            out.findings.push(Finding::ThroughPageCache {
-                profile: self.profile.policy.profile.clone(),
-            });
-            if !crate::platform::CAN_DROP_PAGES {
-                out.findings.push(Finding::PagesKept {
-                    profile: self.profile.policy.profile.clone(),
-                });
-            }
+            out.findings
+                .extend(page_cache_notes(&self.profile.policy.profile, None));
         }
         if let Some(ms) = load_ms {
             out.findings.push(Finding::InstrumentLoad {
@@ -509,134 +558,11 @@ impl Workload for Sampler {
                 load_ms: ms,
             });
         }
-        let mut rings = RingMemory::new();
-        if !self.find_max {
-            let mut spec = self.spec(self.voices, 0, longest);
-            spec.duration_ns = self.planned_ns(&spec);
-            spec.validate()?;
-            let o = self.one(env, &spec, &lib, &spans, &mut rings)?;
-            out.findings
-                .extend(run_findings(&o, spec.period_ns() as f64 / 1000.0));
-            out.interrupted = o.interrupted;
-            out.rows.push(RunRow {
-                label: format!("{} voices: {}", o.voices, o.verdict.word()),
-                metrics: outcome_metrics(&o),
-            });
-            out.detail = Some(Detail::Sampler(Box::new(o)));
-            return Ok(out);
+        if self.find_max {
+            self.find_max_run(env, out, &lib, &spans)
+        } else {
+            self.single_run(env, out, &lib, &spans)
         }
-
-        let rates = self.rates(env, &lib, &spans)?;
-        let per_voice = self.format.bytes_per_second() as f64 * lib.streamed_share();
-        let guess = rates.round_robin_read / per_voice.max(1.0);
-        let naive = (rates.sequential_read / per_voice.max(1.0)).floor();
-        let mut base = self.spec(1, 0, longest);
-        base.duration_ns = self.planned_ns(&base);
-        base.stop_early = true;
-        base.locate_queue_depth = Some(LOCATE_QUEUE_DEPTH);
-        base.validate()?;
-        let (limit, why) = self.limit(env, &lib, &base);
-        let (world, cancel) = (env.ctl.world, env.ctl.cancel);
-        let cap = find_max_shared(
-            world,
-            cancel,
-            ((guess * 0.95) as u32).max(1),
-            limit,
-            0.02,
-            |v, confirm| {
-                let mut s = base.clone();
-                s.play_tracks = v;
-                if confirm {
-                    s.duration_ns = s.duration_ns.max((CONFIRM_RUN_S * 1e9) as u64);
-                }
-                match self.one(env, &s, &lib, &spans, &mut rings) {
-                    Ok(o) if o.interrupted => Ok(None),
-                    Ok(o) => {
-                        env.ctl.progress.live(&Live::Probe {
-                            count: v,
-                            verdict: o.verdict.word(),
-                            confirmation: confirm,
-                        });
-                        Ok(Some(ProbeResult {
-                            ran_s: Some(o.ran_ms / 1000.0),
-                            steady_start: false,
-                            verdict: o.verdict,
-                            shortcoming: o.shortcoming,
-                            worst_headroom_pct: o.worst_headroom_pct,
-                            xruns: o.dropouts,
-                            estimate: o.capacity_estimate().map(|e| e * f64::from(v)),
-                            figures: figures_of(&outcome_metrics(&o)),
-                            ranks: Vec::new(),
-                            program_locate: false,
-                            evidence: Some(ProbeEvidence {
-                                own: o.own_verdict(),
-                                capacity: o.capacity_evidence(),
-                            }),
-                            storage: None,
-                        }))
-                    }
-                    Err(Error::Interrupted) => Ok(None),
-                    Err(e) => Err(e),
-                }
-            },
-        )?;
-        let limited_by = cap.hit_limit.then_some(why);
-        self.limited_by = limited_by;
-        let label = format!("{} · {}", self.profile.policy.profile, self.butler);
-        let at_answer = cap.probes.iter().rev().find(|p| p.count == cap.answer);
-        out.rows.push(RunRow {
-            label: label.clone(),
-            metrics: vec![
-                metric(&m::VOICES, f64::from(cap.answer)),
-                metric(&m::NAIVE_VOICES, naive),
-                metric(
-                    &m::WORST_HEADROOM_PCT,
-                    at_answer.map_or(0.0, |a| a.worst_headroom_pct),
-                ),
-                metric(&m::PROBES, cap.probes.len() as f64),
-                metric(&m::PRELOAD_RAM_BYTES, lib.preload_ram() as f64),
-                metric(
-                    &m::RAM_BYTES,
-                    (base.ring_bytes() * (u64::from(cap.answer) + base.butler.queue_depth() as u64))
-                        as f64,
-                ),
-            ],
-        });
-        out.findings.push(Finding::SearchTrail {
-            label: label.clone(),
-            probes: cap
-                .probes
-                .iter()
-                .map(|p| TrailStep {
-                    count: p.count,
-                    verdict: p.verdict,
-                    confirmation: p.confirmation,
-                    shortcoming: p.shortcoming,
-                })
-                .collect(),
-            answer: cap.answer,
-            confirmed: cap.confirmed,
-            limited_by,
-        });
-        out.detail = Some(Detail::Search(SearchDetail {
-            wave_share: 1.0,
-            naive_tracks: naive,
-            first_guess_tracks: guess,
-            first_guess_parallel_tracks: guess,
-            rates_bytes_per_s: rates,
-            searches: vec![CapacityReport {
-                label,
-                profile: self.profile.policy.profile.clone(),
-                butler: self.butler.to_string(),
-                play_tracks: cap.answer,
-                record_tracks: 0,
-                period_frames: Some(self.period_frames),
-                margin_pct: Some(100.0 * self.margin),
-                limited_by,
-                capacity: cap,
-            }],
-        }));
-        Ok(out)
     }
 
     fn findings(&self, s: &Section) -> Vec<Finding> {
