@@ -6,9 +6,9 @@
 use super::clean::hand_over;
 use super::{Ctx, db_flag};
 use crate::browser;
-use crate::cli::Request;
 use crate::cli::process::{EXIT_INTERRUPTED, SECOND_SIGNAL_MESSAGE};
 use crate::cli::progress::Bars;
+use crate::cli::{Common, Request};
 use anyhow::{Context, Result, bail};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -20,6 +20,7 @@ use trackbench::result::ResultDoc;
 use trackbench::session::{self, Outcome, Plan};
 use trackbench::store;
 use trackbench::target;
+use trackbench::workloads::Workload;
 
 /// The terminal and `--json` presenter of a session.
 struct Printer<'a> {
@@ -114,77 +115,65 @@ fn default_report_path() -> PathBuf {
     ))
 }
 
+/// Where the result document and the report go, checked before anything is measured: a
+/// search must not be lost to a bad path. In a studio, rank 0 speaks for all: it alone writes
+/// files of results.
+struct Outputs {
+    /// `--json -`: the document on standard output (the tables then go to stderr).
+    json_to_stdout: bool,
+    json: Option<Output>,
+    report: Option<Output>,
+}
+
+impl Outputs {
+    fn prepare(name: &str, common: &Common, root: bool) -> Result<Self> {
+        let json_to_stdout = root && common.json.as_deref() == Some(Path::new("-"));
+        let json = match &common.json {
+            Some(j) if root && !json_to_stdout => {
+                Some(Output::prepare(j, "the result document (--json)")?)
+            }
+            _ => None,
+        };
+        let report_path = match (&common.report, common.no_report) {
+            _ if !root => None,
+            (Some(p), _) => Some(p.clone()),
+            (None, false) if name == "run" => Some(default_report_path()),
+            _ => None,
+        };
+        let report = report_path
+            .map(|p| {
+                Output::prepare(&p, "the report (--report)").with_context(|| {
+                    if common.report.is_none() {
+                        "run writes its HTML report into the current directory: name another place with --report FILE, or use --no-report"
+                    } else {
+                        "--report"
+                    }
+                })
+            })
+            .transpose()?;
+        Ok(Outputs {
+            json_to_stdout,
+            json,
+            report,
+        })
+    }
+}
+
 /// Runs a measuring command and reports: tables as it goes, then the store, the report, the
 /// summary and the result document.
 pub fn measure(req: Request<'_>, ctx: &Ctx<'_>) -> Result<ExitCode> {
-    let (cancel, world) = (ctx.cancel, ctx.world);
-    let Request {
-        name,
-        path,
-        common,
-        io,
-        workloads,
-        default_format,
-        fio_job,
-    } = req;
-    let settings = common.settings_for(io, default_format)?;
-    // In a studio, rank 0 speaks for all: it alone writes files of results, stores and prints.
+    let world = ctx.world;
+    let (name, path, common) = (req.name, req.path, req.common);
+    let settings = common.settings_for(req.io, req.default_format)?;
     let root = world.is_root();
-    let json_to_stdout = root && common.json.as_deref() == Some(Path::new("-"));
-    // Checked before anything is measured: a search must not be lost to a bad path.
-    let json_out = match &common.json {
-        Some(j) if root && !json_to_stdout => {
-            Some(Output::prepare(j, "the result document (--json)")?)
-        }
-        _ => None,
-    };
-    let report_path = match (&common.report, common.no_report) {
-        _ if !root => None,
-        (Some(p), _) => Some(p.clone()),
-        (None, false) if name == "run" => Some(default_report_path()),
-        _ => None,
-    };
-    let report_out = report_path
-        .map(|p| {
-            Output::prepare(&p, "the report (--report)").with_context(|| {
-                if common.report.is_none() {
-                    "run writes its HTML report into the current directory: name another place with --report FILE, or use --no-report"
-                } else {
-                    "--report"
-                }
-            })
-        })
-        .transpose()?;
+    let outputs = Outputs::prepare(name, common, root)?;
     let target_info = target::inspect(path)?;
-    // The fio job file says what will be measured: written before the run, so an interrupted
-    // run leaves it too.
-    if let Some(f) = fio_job.filter(|_| root) {
-        let out = Output::prepare(f, "the fio job file (--fio-job)")?;
-        let jobs: Vec<_> = workloads
-            .iter()
-            .flat_map(|w| w.fio_jobs(&target_info, &settings.io))
-            .collect();
-        if jobs.is_empty() {
-            bail!(
-                "--fio-job: {name} has no measurement fio can run (the real-time ones are trackbench's own)"
-            );
-        }
-        let command = command_line(ctx).join(" ");
-        out.write(&trackbench::fio::job_file(
-            &command,
-            &target_info,
-            &settings.io,
-            &jobs,
-        ))?;
-        eprintln!(
-            "fio job file: {} (fio {} runs the same measurements)",
-            out.path().display(),
-            out.path().display()
-        );
+    if let Some(f) = req.fio_job.filter(|_| root) {
+        write_fio_job(ctx, name, f, &target_info, &settings.io, &req.workloads)?;
     }
     let plan = Plan {
         target: path.to_path_buf(),
-        workloads,
+        workloads: req.workloads,
         format: settings.format,
         io: settings.io,
         memory: settings.memory,
@@ -198,21 +187,66 @@ pub fn measure(req: Request<'_>, ctx: &Ctx<'_>) -> Result<ExitCode> {
         observer: ctx.observer.map(|(o, _)| o),
         out: std::cell::RefCell::new(if !root {
             Box::new(std::io::sink())
-        } else if json_to_stdout {
+        } else if outputs.json_to_stdout {
             Box::new(std::io::stderr())
         } else {
             Box::new(std::io::stdout())
         }),
-        json_out: json_out.as_ref(),
+        json_out: outputs.json.as_ref(),
         target_arg: path,
     };
+    let outcome = session::run(plan, world, ctx.cancel, &printer)?;
+    finish(outcome, ctx, common, path, &printer, &outputs)
+}
+
+/// The fio job file says what will be measured: written before the run, so an interrupted run
+/// leaves it too.
+fn write_fio_job(
+    ctx: &Ctx<'_>,
+    name: &str,
+    to: &Path,
+    target_info: &trackbench::target::TargetInfo,
+    io: &trackbench::io::IoSettings,
+    workloads: &[Box<dyn Workload>],
+) -> Result<()> {
+    let out = Output::prepare(to, "the fio job file (--fio-job)")?;
+    let jobs: Vec<_> = workloads
+        .iter()
+        .flat_map(|w| w.fio_jobs(target_info, io))
+        .collect();
+    if jobs.is_empty() {
+        bail!(
+            "--fio-job: {name} has no measurement fio can run (the real-time ones are trackbench's own)"
+        );
+    }
+    let command = command_line(ctx).join(" ");
+    out.write(&trackbench::fio::job_file(&command, target_info, io, &jobs))?;
+    eprintln!(
+        "fio job file: {} (fio {} runs the same measurements)",
+        out.path().display(),
+        out.path().display()
+    );
+    Ok(())
+}
+
+/// What follows a session: an interrupted run's files handed to a cleaner, the result stored,
+/// its report and document written, the summary and warnings printed, and the exit status.
+fn finish(
+    outcome: Outcome,
+    ctx: &Ctx<'_>,
+    common: &Common,
+    path: &Path,
+    printer: &Printer<'_>,
+    outputs: &Outputs,
+) -> Result<ExitCode> {
+    let world = ctx.world;
     let Outcome {
         mut doc,
         failure,
         unfinished,
         kept,
         speaks,
-    } = session::run(plan, world, cancel, &printer)?;
+    } = outcome;
     // An interrupted run hands its files to a cleaner of their own and exits at once:
     // unlinking large files takes seconds on some filesystems (ext4 with discard).
     // The cleaner starts removing when `_cleaner_gate` is dropped: when this function returns,
@@ -238,9 +272,6 @@ pub fn measure(req: Request<'_>, ctx: &Ctx<'_>) -> Result<ExitCode> {
         .as_ref()
         .map(|e| format!("stopped by an error: {e}"));
     doc.warnings.extend(stopped.clone());
-    // A run that measured nothing (refused at its first workload, interrupted before) has no
-    // result worth finding again, or showing.
-    let measured = !doc.sections.is_empty();
     if !speaks {
         // Another rank's failure is said by that rank and by rank 0; this one only stops.
         return match failure {
@@ -250,77 +281,116 @@ pub fn measure(req: Request<'_>, ctx: &Ctx<'_>) -> Result<ExitCode> {
             None => Ok(ExitCode::SUCCESS),
         };
     }
-    if !root {
+    if !world.is_root() {
         // Rank 0 died: this rank speaks for the studio, from its own part of the figures.
         let mut out = std::io::stdout();
         let _ = write!(out, "{}", present::terminal::document(&doc));
         *printer.out.borrow_mut() = Box::new(std::io::sink());
     }
-    let mut stored_id = None;
-    if !common.no_store && measured {
-        // Before an interrupted run's cleaner removes its files (the JSON was saved before the
-        // hand-over); a store that cannot take the result costs the user the history entry,
-        // not the run.
-        match store::open(common.store.db.as_deref()).and_then(|mut s| {
-            let id = s.save(&doc, &present::summary::headline(&doc))?;
-            Ok((id, s.location()))
-        }) {
-            Ok((id, at)) => {
-                stored_id = Some(id);
-                printer.bars.note(&format!(
-                    "stored as result {id} in {at} (trackbench show {id}{})",
-                    db_flag(&common.store)
-                ))
-            }
-            Err(e) => doc
-                .warnings
-                .push(format!("not stored: {e} (--no-store skips the store)")),
+    // A run that measured nothing (refused at its first workload, interrupted before) has no
+    // result worth finding again, or showing.
+    let measured = !doc.sections.is_empty();
+    let stored_id = (!common.no_store && measured)
+        .then(|| store_result(&mut doc, common, printer))
+        .flatten();
+    let written_report = outputs
+        .report
+        .as_ref()
+        .filter(|_| measured)
+        .and_then(|r| write_report(&mut doc, r));
+    print_ending(printer, &doc, stored_id, failure.as_ref(), stopped.as_ref());
+    if let Some(p) = written_report {
+        let _ = writeln!(
+            printer.out.borrow_mut(),
+            "\nreport: {} (one HTML file with charts; open it in a browser)",
+            p.display()
+        );
+    }
+    if outputs.json_to_stdout {
+        println!("{}", present::json::to_string(&doc)?);
+    } else if let Some(j) = &outputs.json {
+        j.write(&present::json::to_string(&doc)?)?;
+    }
+    exit_status(failure, doc.interrupted, cleaner)
+}
+
+/// Keeps the result in the store, before an interrupted run's cleaner removes its files (the
+/// JSON was saved before the hand-over): its id, or a warning in the document where the store
+/// cannot take it (that costs the user the history entry, not the run).
+fn store_result(doc: &mut ResultDoc, common: &Common, printer: &Printer<'_>) -> Option<i64> {
+    match store::open(common.store.db.as_deref()).and_then(|mut s| {
+        let id = s.save(doc, &present::summary::headline(doc))?;
+        Ok((id, s.location()))
+    }) {
+        Ok((id, at)) => {
+            printer.bars.note(&format!(
+                "stored as result {id} in {at} (trackbench show {id}{})",
+                db_flag(&common.store)
+            ));
+            Some(id)
+        }
+        Err(e) => {
+            doc.warnings
+                .push(format!("not stored: {e} (--no-store skips the store)"));
+            None
         }
     }
-    let mut written_report = None;
-    if let Some(r) = report_out.as_ref().filter(|_| measured) {
-        match present::html::document(&doc).and_then(|html| r.write(&html)) {
-            Ok(()) => written_report = Some(r.path()),
-            Err(e) => doc.warnings.push(format!("no report: {e}")),
+}
+
+/// Writes the HTML report to `to`: where it went, or a warning in the document.
+fn write_report(doc: &mut ResultDoc, to: &Output) -> Option<PathBuf> {
+    match present::html::document(doc).and_then(|html| to.write(&html)) {
+        Ok(()) => Some(to.path().to_path_buf()),
+        Err(e) => {
+            doc.warnings.push(format!("no report: {e}"));
+            None
         }
     }
+}
+
+/// What a run prints once measured: a studio's table, the summary, the warnings (but the error
+/// that stopped it, said on stderr); the browser face hears the end.
+fn print_ending(
+    printer: &Printer<'_>,
+    doc: &ResultDoc,
+    stored: Option<i64>,
+    failure: Option<&Error>,
+    stopped: Option<&String>,
+) {
     let mut out = printer.out.borrow_mut();
-    if let Some(studio) = present::terminal::studio(&doc) {
+    if let Some(studio) = present::terminal::studio(doc) {
         let _ = write!(out, "\n{studio}");
     }
-    let summary = present::summary::summary(&doc);
+    let summary = present::summary::summary(doc);
     if let Some(summary) = &summary {
         let _ = write!(out, "\n{summary}");
     }
     if let Some(o) = printer.observer {
         o.done(&browser::Done {
-            stored: stored_id,
+            stored,
             summary: summary.as_deref(),
-            headline: &present::summary::headline(&doc),
+            headline: &present::summary::headline(doc),
             interrupted: doc.interrupted,
-            failure: failure.as_ref().map(|e| e.to_string()),
+            failure: failure.map(|e| e.to_string()),
             warnings: &doc.warnings,
         });
     }
-    for w in doc.warnings.iter().filter(|w| Some(*w) != stopped.as_ref()) {
+    for w in doc.warnings.iter().filter(|w| Some(*w) != stopped) {
         let _ = writeln!(out, "warning: {w}");
     }
-    if let Some(p) = written_report {
-        let _ = writeln!(
-            out,
-            "\nreport: {} (one HTML file with charts; open it in a browser)",
-            p.display()
-        );
-    }
-    if json_to_stdout {
-        println!("{}", present::json::to_string(&doc)?);
-    } else if let Some(j) = &json_out {
-        j.write(&present::json::to_string(&doc)?)?;
-    }
+}
+
+/// The exit status: the error that stopped the run, 130 for an interrupted one (saying who
+/// removes its files), success otherwise.
+fn exit_status(
+    failure: Option<Error>,
+    interrupted: bool,
+    cleaner: Option<u32>,
+) -> Result<ExitCode> {
     if let Some(e) = failure {
         return Err(e).context("measurement failed");
     }
-    if doc.interrupted {
+    if interrupted {
         match cleaner {
             Some(pid) => eprintln!(
                 "interrupted: the figures measured so far are shown; trackbench's test files are being removed (cleaner pid {pid})"

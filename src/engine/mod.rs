@@ -5,9 +5,12 @@
 //! (`voices`) is what a tick plays. The engine measures; how a run is judged is `verdict`'s.
 
 pub mod butler;
+pub mod locate;
+pub mod planner;
 pub mod profile;
 pub mod real_time;
 pub mod ring;
+pub mod seams;
 pub mod shape;
 pub mod spec;
 pub mod spsc;

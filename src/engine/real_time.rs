@@ -5,9 +5,8 @@
 //! simulated runs.
 
 use super::ring::{Ring, RingMemory, RingsReady};
-use super::stream_loop::{
-    self, EarlyEnd, Files, TickDriver, TickReport, TickSide, Timing, Tracks, TracksRun,
-};
+use super::seams::{EarlyEnd, Files, TickDriver, TickReport, TickSide, Timing, Tracks, TracksRun};
+use super::stream_loop::{self};
 use super::telemetry::LagSeries;
 use super::tick::Tick;
 use super::{ButlerMode, Direction, StreamSpec, Track};

@@ -4,10 +4,9 @@
 //! "what if I had this disk".
 
 use super::ring::Ring;
+use super::seams::{EarlyEnd, Files, TickDriver, TickReport, TickSide, Timing, Tracks, TracksRun};
 use super::shape::{play_file_bytes, record_file_bytes};
-use super::stream_loop::{
-    self, EarlyEnd, Files, TickDriver, TickReport, TickSide, Timing, Tracks, TracksRun,
-};
+use super::stream_loop::{self};
 use super::tick::Tick;
 use super::{Direction, StreamSpec, Track};
 use crate::clock::{Clock, SimClock};

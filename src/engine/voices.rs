@@ -14,9 +14,9 @@
 //! note's generation, returns the old stream to the pool once nothing of it is in flight, and
 //! times each note's first read against its deadline.
 
-use super::butler::{Planner, Request};
+use super::planner::{Planner, Request};
+use super::seams::{ButlerSide, EngineOut, TickSide};
 use super::spsc::Spsc;
-use super::stream_loop::{ButlerSide, EngineOut, TickSide};
 use super::telemetry::FillSeries;
 use super::tick::{Played, check_piece, play_ring_bytes};
 use super::{StreamSpec, Track};
@@ -715,7 +715,7 @@ pub struct VoicesRun {
 
 /// A sampler run on sample files (real or simulated) through the one streaming loop.
 #[allow(clippy::too_many_arguments)]
-fn play<Tm: super::stream_loop::Timing>(
+fn play<Tm: super::seams::Timing>(
     spec: &StreamSpec,
     notes: &Notes,
     lib: &Arc<Library>,
@@ -723,7 +723,7 @@ fn play<Tm: super::stream_loop::Timing>(
     backend: &mut dyn crate::io::IoBackend,
     locate: Option<&mut dyn crate::io::IoBackend>,
     timing: &Tm,
-    files: &super::stream_loop::Files<'_>,
+    files: &super::seams::Files<'_>,
     device: Option<&crate::target::DeviceInfo>,
     ctl: &crate::control::Control<'_>,
     simulated: bool,
@@ -852,7 +852,7 @@ pub fn run_real(
                 .as_mut()
                 .map(|l| l.as_mut() as &mut dyn crate::io::IoBackend),
             &super::real_time::RealTime,
-            &super::stream_loop::Files {
+            &super::seams::Files {
                 names: &names,
                 page_cache: cached.then_some(&handles[..]),
                 drop_behind: true,
@@ -906,7 +906,7 @@ pub fn simulate_watched(
         &mut backend,
         locate.as_mut().map(|l| l as &mut dyn crate::io::IoBackend),
         &timing,
-        &super::stream_loop::Files {
+        &super::seams::Files {
             names: &names,
             page_cache: None,
             drop_behind: false,

@@ -7,7 +7,7 @@ use super::{Judged, Shortcoming, Verdict, own_verdict};
 use crate::control::{Control, NoProgress, Progress};
 use crate::engine::real_time::{self, StreamFile};
 use crate::engine::ring::RingMemory;
-use crate::engine::stream_loop::TracksRun;
+use crate::engine::seams::TracksRun;
 use crate::engine::telemetry;
 use crate::engine::tick::Tick;
 use crate::engine::virtual_time::{self, DeviceModel};

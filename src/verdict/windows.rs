@@ -3,8 +3,8 @@
 //! a run that may end once its verdict is beyond doubt.
 
 use super::evidence::{AMPLE_IDLE_PCT, spare_min_pct};
+use crate::engine::seams::EarlyEnd;
 use crate::engine::shape::cycle_and_prefill_s;
-use crate::engine::stream_loop::EarlyEnd;
 use crate::engine::telemetry;
 use crate::engine::{FillPoint, StreamSpec, Sustain};
 
