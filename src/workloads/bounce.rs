@@ -7,6 +7,8 @@
 
 use super::{Env, RunOutcome, Workload};
 use crate::audio::{self, DATA_OFFSET, Format, SampleType};
+use crate::control::Control;
+use crate::datadir::DataDir;
 use crate::error::{Error, Result};
 use crate::fio::{self, FioJob};
 use crate::io::{self, AlignedBuf, OpenMode};
@@ -16,6 +18,8 @@ use crate::result::metrics as m;
 use crate::result::{RunRow, Section, metric};
 use crate::stats::thread_cpu_s;
 use crate::units::fmt_size;
+use std::fs::File;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// Frames of one track a renderer produces at a time.
@@ -85,6 +89,192 @@ impl Bounce {
     }
 }
 
+/// How long a stage took, and the CPU it cost.
+#[derive(Debug, Clone, Copy)]
+struct Stage {
+    secs: f64,
+    cpu_s: f64,
+}
+
+/// New files of ours named `names` in the data directory, each to hold `len` bytes of audio
+/// after its header: their paths.
+fn new_files(dd: &mut DataDir, names: &[String], len: u64) -> Result<Vec<PathBuf>> {
+    let items: Vec<(String, String, u64)> = names
+        .iter()
+        .map(|name| (name.clone(), format!("bounce:{name}"), DATA_OFFSET + len))
+        .collect();
+    Ok(dd
+        .register_many(&items)?
+        .into_iter()
+        .map(|(path, _)| path)
+        .collect())
+}
+
+impl Bounce {
+    /// Stage one: one render block of every track in turn, as a renderer produces them, each
+    /// track's blocks its base stamped with the block's number; then every file flushed. The
+    /// stage, and the tracks' bases (what stage two checks it reads).
+    fn render(&self, files: &[(PathBuf, File)], ctl: &Control<'_>) -> Result<(Stage, Vec<u8>)> {
+        let ff = self.float_format();
+        let float_len = self.float_bytes();
+        let block_bytes = (RENDER_BLOCK_FRAMES * ff.bytes_per_frame()) as usize;
+        let mut bases = vec![0u8; block_bytes * files.len()];
+        for (t, base) in bases.chunks_exact_mut(block_bytes).enumerate() {
+            render_base(t as u32, base);
+        }
+        let blocks = float_len.div_ceil(block_bytes as u64);
+        ctl.progress.begin(
+            "render (32-bit float)",
+            float_len * files.len() as u64,
+            crate::control::ProgressUnit::Bytes,
+        );
+        let cpu0 = thread_cpu_s();
+        let started = Instant::now();
+        for (path, f) in files {
+            f.write_all_at(&audio::wav_header(&ff, float_len), 0)
+                .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))?;
+        }
+        let mut written = 0u64;
+        for b in 0..blocks {
+            if ctl.cancelled() {
+                ctl.progress.end();
+                return Err(Error::Interrupted);
+            }
+            let at = b * block_bytes as u64;
+            let len = (float_len - at).min(block_bytes as u64) as usize;
+            for (t, (path, f)) in files.iter().enumerate() {
+                let block = &mut bases[t * block_bytes..t * block_bytes + len];
+                stamp(b, block);
+                f.write_all_at(block, DATA_OFFSET + at)
+                    .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))?;
+                written += len as u64;
+            }
+            ctl.progress.set(written);
+        }
+        for (path, f) in files {
+            f.sync_all()
+                .map_err(|e| Error::io(format!("cannot flush {}", path.display()), e))?;
+        }
+        let stage = Stage {
+            secs: started.elapsed().as_secs_f64(),
+            cpu_s: thread_cpu_s() - cpu0,
+        };
+        ctl.progress.end();
+        Ok((stage, bases))
+    }
+
+    /// Stage two: each track read back cold and checked against what stage one wrote (`bases`),
+    /// normalised and written as 24-bit to `exports`, each flushed. The stage, and each track's
+    /// peak.
+    fn export(
+        &self,
+        files: &[(PathBuf, File)],
+        exports: &[PathBuf],
+        mut bases: Vec<u8>,
+        ctl: &Control<'_>,
+    ) -> Result<(Stage, Vec<f32>)> {
+        let (float_len, out_len) = (self.float_bytes(), self.out_bytes());
+        let of = self.out_format();
+        let block_bytes = bases.len() / files.len().max(1);
+        for (path, f) in files {
+            crate::dataset::drop_file_pages(f, path)?;
+        }
+        let mut float = AlignedBuf::try_new(float_len.div_ceil(4096) as usize * 4096)?;
+        let mut out = vec![0u8; DATA_OFFSET as usize + out_len as usize];
+        ctl.progress.begin(
+            "normalise to 24-bit",
+            files.len() as u64,
+            crate::control::ProgressUnit::Count,
+        );
+        let cpu0 = thread_cpu_s();
+        let started = Instant::now();
+        let mut peaks = Vec::with_capacity(files.len());
+        for (t, ((path, f), out_path)) in files.iter().zip(exports).enumerate() {
+            if ctl.cancelled() {
+                ctl.progress.end();
+                return Err(Error::Interrupted);
+            }
+            let data = &mut float[..float_len as usize];
+            f.read_exact_at(data, DATA_OFFSET)
+                .map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?;
+            let base = &mut bases[t * block_bytes..(t + 1) * block_bytes];
+            check_render(path, data, base)?;
+            let peak = audio::peak_f32(data);
+            peaks.push(peak);
+            out[..DATA_OFFSET as usize].copy_from_slice(&audio::wav_header(&of, out_len));
+            audio::convert_f32_to_i24(
+                data,
+                audio::normalise_gain(peak),
+                &mut out[DATA_OFFSET as usize..],
+            );
+            let o = io::open(out_path, OpenMode::ReadWrite, true)?.file;
+            o.write_all_at(&out, 0)
+                .and_then(|()| o.sync_all())
+                .map_err(|e| Error::io(format!("cannot write {}", out_path.display()), e))?;
+            ctl.progress.set(t as u64 + 1);
+        }
+        let stage = Stage {
+            secs: started.elapsed().as_secs_f64(),
+            cpu_s: thread_cpu_s() - cpu0,
+        };
+        ctl.progress.end();
+        Ok((stage, peaks))
+    }
+
+    /// The export's rows (each stage's time, rate, speed against real time and CPU) and what
+    /// it bounced.
+    fn outcome(&self, render: Stage, export: Stage, peaks: &[f32]) -> RunOutcome {
+        let n = u64::from(self.tracks);
+        let (float_len, out_len) = (self.float_bytes(), self.out_bytes());
+        let audio_s = n as f64 * self.duration.as_secs_f64();
+        let row = |label: &str, stage: Stage, bytes: u64| {
+            let secs = stage.secs.max(f64::MIN_POSITIVE);
+            RunRow {
+                label: label.into(),
+                metrics: vec![
+                    metric(&m::STAGE_S, stage.secs),
+                    metric(&m::RATE_MB_PER_S, bytes as f64 / secs / 1e6),
+                    metric(&m::X_REAL_TIME, audio_s / secs),
+                    metric(&m::CPU_PCT, 100.0 * stage.cpu_s / secs),
+                ],
+            }
+        };
+        RunOutcome {
+            cached: true,
+            rows: vec![
+                row(RENDER_ROW, render, n * float_len),
+                row(EXPORT_ROW, export, n * (float_len + out_len)),
+            ],
+            findings: vec![Finding::Bounced {
+                tracks: self.tracks,
+                seconds: self.duration.as_secs_f64(),
+                render_bytes: n * float_len,
+                export_bytes: n * out_len,
+                quietest: peaks.iter().copied().fold(f32::INFINITY, f32::min),
+                loudest: peaks.iter().copied().fold(0.0, f32::max),
+            }],
+            ..RunOutcome::default()
+        }
+    }
+}
+
+/// Every block of a rendered track read back (`data`) is the track's `base` with its own stamp:
+/// what stage one wrote.
+fn check_render(path: &Path, data: &[u8], base: &mut [u8]) -> Result<()> {
+    let block_bytes = base.len();
+    for (b, got) in data.chunks(block_bytes).enumerate() {
+        stamp(b as u64, base);
+        if got != &base[..got.len()] {
+            return Err(Error::Verify {
+                path: path.to_path_buf(),
+                offset: DATA_OFFSET + (b * block_bytes) as u64,
+                detail: "the rendered audio read back is not what was written".into(),
+            });
+        }
+    }
+    Ok(())
+}
+
 impl Workload for Bounce {
     fn name(&self) -> &'static str {
         "bounce"
@@ -140,9 +330,7 @@ impl Workload for Bounce {
 
     fn run_once(&mut self, env: &mut Env<'_>, _run: u32) -> Result<RunOutcome> {
         let n = self.tracks as usize;
-        let float_len = self.float_bytes();
-        let out_len = self.out_bytes();
-        let (ff, of) = (self.float_format(), self.out_format());
+        let (float_len, out_len) = (self.float_bytes(), self.out_bytes());
         let render_names: Vec<String> = (0..n).map(|i| format!("render-{i:04}.wav")).collect();
         let out_names: Vec<String> = (0..n).map(|i| format!("bounce-{i:04}.wav")).collect();
         let all: Vec<&str> = render_names
@@ -152,169 +340,18 @@ impl Workload for Bounce {
             .collect();
         let (dd, ctl) = env.data_dir("bounce (it writes its files)")?;
         dd.ensure_space_replacing(n as u64 * (2 * DATA_OFFSET + float_len + out_len), &all)?;
-        let items: Vec<(String, String, u64)> = render_names
-            .iter()
-            .map(|name| {
-                (
-                    name.clone(),
-                    format!("bounce:{name}"),
-                    DATA_OFFSET + float_len,
-                )
-            })
-            .collect();
-        let registered = dd.register_many(&items)?;
         let mut files = Vec::with_capacity(n);
-        for (path, _) in &registered {
-            files.push((
-                path.clone(),
-                io::open(path, OpenMode::ReadWrite, true)?.file,
-            ));
+        for path in new_files(dd, &render_names, float_len)? {
+            // Through the page cache, as a renderer writes.
+            let f = io::open(&path, OpenMode::ReadWrite, true)?.file;
+            files.push((path, f));
         }
-
-        // Stage one: one render block of every track in turn, as a renderer produces them.
-        let block_bytes = (RENDER_BLOCK_FRAMES * ff.bytes_per_frame()) as usize;
-        let mut bases = vec![0u8; block_bytes * n];
-        for (t, base) in bases.chunks_exact_mut(block_bytes).enumerate() {
-            render_base(t as u32, base);
-        }
-        let blocks = float_len.div_ceil(block_bytes as u64);
-        ctl.progress.begin(
-            "render (32-bit float)",
-            float_len * n as u64,
-            crate::control::ProgressUnit::Bytes,
-        );
-        let cpu0 = thread_cpu_s();
-        let started = Instant::now();
-        for (path, f) in &files {
-            f.write_all_at(&audio::wav_header(&ff, float_len), 0)
-                .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))?;
-        }
-        let mut written = 0u64;
-        for b in 0..blocks {
-            if ctl.cancelled() {
-                ctl.progress.end();
-                return Err(Error::Interrupted);
-            }
-            let at = b * block_bytes as u64;
-            let len = (float_len - at).min(block_bytes as u64) as usize;
-            for (t, (path, f)) in files.iter().enumerate() {
-                let block = &mut bases[t * block_bytes..t * block_bytes + len];
-                stamp(b, block);
-                f.write_all_at(block, DATA_OFFSET + at)
-                    .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))?;
-                written += len as u64;
-            }
-            ctl.progress.set(written);
-        }
-        for (path, f) in &files {
-            f.sync_all()
-                .map_err(|e| Error::io(format!("cannot flush {}", path.display()), e))?;
-        }
-        let render_s = started.elapsed().as_secs_f64();
-        let render_cpu = thread_cpu_s() - cpu0;
-        ctl.progress.end();
-        let names: Vec<&str> = render_names.iter().map(String::as_str).collect();
-        dd.mark_complete_many(&names)?;
-
-        // Stage two: each track read back cold, normalised and written as 24-bit.
-        for (path, f) in &files {
-            crate::dataset::drop_file_pages(f, path)?;
-        }
-        let items: Vec<(String, String, u64)> = out_names
-            .iter()
-            .map(|name| {
-                (
-                    name.clone(),
-                    format!("bounce:{name}"),
-                    DATA_OFFSET + out_len,
-                )
-            })
-            .collect();
-        let registered_out = dd.register_many(&items)?;
-        let mut float = AlignedBuf::try_new(float_len.div_ceil(4096) as usize * 4096)?;
-        let mut out = vec![0u8; DATA_OFFSET as usize + out_len as usize];
-        ctl.progress.begin(
-            "normalise to 24-bit",
-            n as u64,
-            crate::control::ProgressUnit::Count,
-        );
-        let cpu0 = thread_cpu_s();
-        let started = Instant::now();
-        let mut peaks = Vec::with_capacity(n);
-        for (t, ((path, f), (out_path, _))) in files.iter().zip(&registered_out).enumerate() {
-            if ctl.cancelled() {
-                ctl.progress.end();
-                return Err(Error::Interrupted);
-            }
-            let data = &mut float[..float_len as usize];
-            f.read_exact_at(data, DATA_OFFSET)
-                .map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?;
-            // Every block is the track's base with its own stamp: what stage one wrote.
-            let base = &mut bases[t * block_bytes..(t + 1) * block_bytes];
-            for (b, got) in data.chunks(block_bytes).enumerate() {
-                stamp(b as u64, base);
-                if got != &base[..got.len()] {
-                    return Err(Error::Verify {
-                        path: path.clone(),
-                        offset: DATA_OFFSET + (b * block_bytes) as u64,
-                        detail: "the rendered audio read back is not what was written".into(),
-                    });
-                }
-            }
-            let peak = audio::peak_f32(data);
-            peaks.push(peak);
-            out[..DATA_OFFSET as usize].copy_from_slice(&audio::wav_header(&of, out_len));
-            audio::convert_f32_to_i24(
-                data,
-                audio::normalise_gain(peak),
-                &mut out[DATA_OFFSET as usize..],
-            );
-            let o = io::open(out_path, OpenMode::ReadWrite, true)?.file;
-            o.write_all_at(&out, 0)
-                .and_then(|()| o.sync_all())
-                .map_err(|e| Error::io(format!("cannot write {}", out_path.display()), e))?;
-            ctl.progress.set(t as u64 + 1);
-        }
-        let export_s = started.elapsed().as_secs_f64();
-        let export_cpu = thread_cpu_s() - cpu0;
-        ctl.progress.end();
-        let names: Vec<&str> = out_names.iter().map(String::as_str).collect();
-        dd.mark_complete_many(&names)?;
-
-        let audio_s = n as f64 * self.duration.as_secs_f64();
-        let row = |label: &str, secs: f64, bytes: u64, cpu: f64| RunRow {
-            label: label.into(),
-            metrics: vec![
-                metric(&m::STAGE_S, secs),
-                metric(
-                    &m::RATE_MB_PER_S,
-                    bytes as f64 / secs.max(f64::MIN_POSITIVE) / 1e6,
-                ),
-                metric(&m::X_REAL_TIME, audio_s / secs.max(f64::MIN_POSITIVE)),
-                metric(&m::CPU_PCT, 100.0 * cpu / secs.max(f64::MIN_POSITIVE)),
-            ],
-        };
-        let mut outcome = RunOutcome {
-            cached: true,
-            ..RunOutcome::default()
-        };
-        outcome
-            .rows
-            .push(row(RENDER_ROW, render_s, n as u64 * float_len, render_cpu));
-        outcome.rows.push(row(
-            EXPORT_ROW,
-            export_s,
-            n as u64 * (float_len + out_len),
-            export_cpu,
-        ));
-        outcome.findings.push(Finding::Bounced {
-            tracks: self.tracks,
-            seconds: self.duration.as_secs_f64(),
-            render_bytes: n as u64 * float_len,
-            export_bytes: n as u64 * out_len,
-            quietest: peaks.iter().copied().fold(f32::INFINITY, f32::min),
-            loudest: peaks.iter().copied().fold(0.0, f32::max),
-        });
+        let (render, bases) = self.render(&files, ctl)?;
+        dd.mark_complete_many(&render_names.iter().map(String::as_str).collect::<Vec<_>>())?;
+        let exports = new_files(dd, &out_names, out_len)?;
+        let (export, peaks) = self.export(&files, &exports, bases, ctl)?;
+        dd.mark_complete_many(&out_names.iter().map(String::as_str).collect::<Vec<_>>())?;
+        let outcome = self.outcome(render, export, &peaks);
         drop(files);
         if !dd.keep() {
             dd.delete_many(&all)?;

@@ -42,6 +42,15 @@ struct Pass {
     bytes: u64,
 }
 
+/// What one loader thread did in a pass: its time opening and reading, its bytes, and when it
+/// finished.
+struct Loaded {
+    open: Duration,
+    read: Duration,
+    bytes: u64,
+    ended: Instant,
+}
+
 /// The library's files as a load sees them.
 #[derive(Clone, Copy)]
 struct Library<'a> {
@@ -70,88 +79,21 @@ impl Load {
         env: &Env<'_>,
         label: &str,
     ) -> Result<Pass> {
-        let Library { paths, ids, lens } = *lib;
         let next = AtomicUsize::new(0);
-        let preload = self.preload_bytes;
-        let direct = temp == Temperature::Cold;
-        env.ctl.progress.begin(
-            label,
-            paths.len() as u64,
-            crate::control::ProgressUnit::Count,
-        );
+        let files = lib.paths.len();
+        env.ctl
+            .progress
+            .begin(label, files as u64, crate::control::ProgressUnit::Count);
         let started = Instant::now();
-        let cancel = env.ctl.cancel;
-        let results: Vec<Result<(Duration, Duration, u64, Instant)>> = std::thread::scope(|s| {
+        let results: Vec<Result<Loaded>> = std::thread::scope(|s| {
             let handles: Vec<_> = (0..threads.max(1))
-                .map(|_| {
-                    s.spawn(|| -> Result<(Duration, Duration, u64, Instant)> {
-                        let mut buf = AlignedBuf::try_new((DATA_OFFSET + preload) as usize)?;
-                        let (mut open, mut read, mut bytes) =
-                            (Duration::ZERO, Duration::ZERO, 0u64);
-                        loop {
-                            if cancel.load(Ordering::Relaxed) {
-                                return Err(Error::Interrupted);
-                            }
-                            let i = next.fetch_add(1, Ordering::Relaxed);
-                            let Some(path) = paths.get(i) else { break };
-                            let t = Instant::now();
-                            let f = io::open(path, OpenMode::ReadOnly, !direct)?;
-                            let t1 = Instant::now();
-                            open += t1 - t;
-                            // The header, then the preload: a sampler parses one before the
-                            // other.
-                            let head = &mut buf[..DATA_OFFSET as usize];
-                            f.file.read_exact_at(head, 0).map_err(|e| {
-                                Error::io(format!("cannot read {}", path.display()), e)
-                            })?;
-                            let n = preload.min(lens[i]) as usize;
-                            let body = &mut buf[DATA_OFFSET as usize..DATA_OFFSET as usize + n];
-                            f.file.read_exact_at(body, DATA_OFFSET).map_err(|e| {
-                                Error::io(format!("cannot read {}", path.display()), e)
-                            })?;
-                            read += t1.elapsed();
-                            if &buf[..4] != b"RIFF" && &buf[..4] != b"RF64" {
-                                return Err(Error::Verify {
-                                    path: path.clone(),
-                                    offset: 0,
-                                    detail: "no WAV header".into(),
-                                });
-                            }
-                            // Every block's tag, and the noise of one block, a different one
-                            // each file, as every classic read is checked.
-                            let body = &buf[DATA_OFFSET as usize..DATA_OFFSET as usize + n];
-                            content::verify(body, ids[i], DATA_OFFSET, false).map_err(|m| {
-                                Error::Verify {
-                                    path: path.clone(),
-                                    offset: m.offset,
-                                    detail: m.detail,
-                                }
-                            })?;
-                            let (k, len) = content::noise_sample(n, i as u64);
-                            let piece = &body[k.min(n)..(k + len).min(n)];
-                            if let Some(off) =
-                                content::noise_mismatch(piece, DATA_OFFSET + k as u64)
-                            {
-                                return Err(Error::Verify {
-                                    path: path.clone(),
-                                    offset: off,
-                                    detail: "tag is right but the noise differs (corrupted data)"
-                                        .into(),
-                                });
-                            }
-                            bytes += DATA_OFFSET + n as u64;
-                        }
-                        // When this loader finished: the pass ends with the last one, not
-                        // when the progress loop below next looks.
-                        Ok((open, read, bytes, Instant::now()))
-                    })
-                })
+                .map(|_| s.spawn(|| self.loader(lib, temp, &next, env.ctl.cancel)))
                 .collect();
             // The loaders' progress, from here: the progress sink is this thread's.
             while !handles.iter().all(|h| h.is_finished()) {
                 env.ctl
                     .progress
-                    .set(next.load(Ordering::Relaxed).min(paths.len()) as u64);
+                    .set(next.load(Ordering::Relaxed).min(files) as u64);
                 std::thread::sleep(Duration::from_millis(50));
             }
             handles
@@ -174,13 +116,93 @@ impl Load {
             bytes: 0,
         };
         for r in results {
-            let (o, rd, b, end) = r?;
-            pass.open += o;
-            pass.read += rd;
-            pass.bytes += b;
-            pass.wall = pass.wall.max(end - started);
+            let l = r?;
+            pass.open += l.open;
+            pass.read += l.read;
+            pass.bytes += l.bytes;
+            pass.wall = pass.wall.max(l.ended - started);
         }
         Ok(pass)
+    }
+
+    /// One loader thread: takes the next file until none is left, and loads it.
+    fn loader(
+        &self,
+        lib: &Library<'_>,
+        temp: Temperature,
+        next: &AtomicUsize,
+        cancel: &std::sync::atomic::AtomicBool,
+    ) -> Result<Loaded> {
+        let mut buf = AlignedBuf::try_new((DATA_OFFSET + self.preload_bytes) as usize)?;
+        let (mut open, mut read, mut bytes) = (Duration::ZERO, Duration::ZERO, 0u64);
+        loop {
+            if cancel.load(Ordering::Relaxed) {
+                return Err(Error::Interrupted);
+            }
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            if i >= lib.paths.len() {
+                break;
+            }
+            let (o, r, b) = self.load_file(lib, i, &mut buf, temp == Temperature::Cold)?;
+            (open, read, bytes) = (open + o, read + r, bytes + b);
+        }
+        // When this loader finished: the pass ends with the last one, not when the progress
+        // loop next looks.
+        Ok(Loaded {
+            open,
+            read,
+            bytes,
+            ended: Instant::now(),
+        })
+    }
+
+    /// Loads file `i` of `lib` into `buf` (uncached where `direct`): opens it, reads its
+    /// header, then its preload (a sampler parses one before the other), and checks both:
+    /// every block's tag, and the noise of one block, a different one each file, as every
+    /// classic read is checked. The time opening and reading took, and the bytes read.
+    fn load_file(
+        &self,
+        lib: &Library<'_>,
+        i: usize,
+        buf: &mut AlignedBuf,
+        direct: bool,
+    ) -> Result<(Duration, Duration, u64)> {
+        let path = &lib.paths[i];
+        let cannot_read = |e| Error::io(format!("cannot read {}", path.display()), e);
+        let t = Instant::now();
+        let f = io::open(path, OpenMode::ReadOnly, !direct)?;
+        let t1 = Instant::now();
+        let head = &mut buf[..DATA_OFFSET as usize];
+        f.file.read_exact_at(head, 0).map_err(cannot_read)?;
+        let n = self.preload_bytes.min(lib.lens[i]) as usize;
+        let body = &mut buf[DATA_OFFSET as usize..DATA_OFFSET as usize + n];
+        f.file
+            .read_exact_at(body, DATA_OFFSET)
+            .map_err(cannot_read)?;
+        let read = t1.elapsed();
+        if &buf[..4] != b"RIFF" && &buf[..4] != b"RF64" {
+            return Err(Error::Verify {
+                path: path.clone(),
+                offset: 0,
+                detail: "no WAV header".into(),
+            });
+        }
+        let body = &buf[DATA_OFFSET as usize..DATA_OFFSET as usize + n];
+        content::verify(body, lib.ids[i], DATA_OFFSET, false).map_err(|m| Error::Verify {
+            path: path.clone(),
+            offset: m.offset,
+            detail: m.detail,
+        })?;
+        let (k, len) = content::noise_sample(n, i as u64);
+        let piece = &body[k.min(n)..(k + len).min(n)];
+        if let Some(off) = content::noise_mismatch(piece, DATA_OFFSET + k as u64) {
+            return Err(Error::Verify {
+                path: path.clone(),
+                offset: off,
+                detail: "tag is right but the noise differs (corrupted data)".into(),
+            });
+        }
+        Ok((t1 - t, read, DATA_OFFSET + n as u64))
     }
 
     /// Makes the next pass cold: every file's pages dropped, and with `--drop-caches` the whole
@@ -214,6 +236,35 @@ impl Load {
         Ok(
             "each file's pages dropped (posix_fadvise); directory entries and inodes may still be cached, so open() may be warm",
         )
+    }
+}
+
+/// A pass's row label: "cold · 1 thread", "warm · 8 threads".
+fn pass_label(temp: Temperature, threads: u32) -> String {
+    let temp = if temp == Temperature::Cold {
+        "cold"
+    } else {
+        "warm"
+    };
+    let s = if threads == 1 { "" } else { "s" };
+    format!("{temp} · {threads} thread{s}")
+}
+
+/// A pass's row: its time, files and bytes a second, and the share and mean of the time spent
+/// opening and reading `files` files.
+fn pass_row(label: String, p: &Pass, files: usize) -> crate::result::RunRow {
+    let secs = p.wall.as_secs_f64().max(f64::MIN_POSITIVE);
+    let busy = (p.open + p.read).as_secs_f64().max(f64::MIN_POSITIVE);
+    crate::result::RunRow {
+        label,
+        metrics: vec![
+            metric(&m::LOAD_S, secs),
+            metric(&m::FILES_PER_S, files as f64 / secs),
+            metric(&m::RATE_MB_PER_S, p.bytes as f64 / secs / 1e6),
+            metric(&m::OPEN_PCT, 100.0 * p.open.as_secs_f64() / busy),
+            metric(&m::OPEN_US_MEAN, p.open.as_secs_f64() * 1e6 / files as f64),
+            metric(&m::READ_US_MEAN, p.read.as_secs_f64() * 1e6 / files as f64),
+        ],
     }
 }
 
@@ -280,16 +331,7 @@ impl Workload for Load {
                 }
                 Temperature::Warm => {}
             }
-            let label = format!(
-                "{} · {} thread{}",
-                if temp == Temperature::Cold {
-                    "cold"
-                } else {
-                    "warm"
-                },
-                threads,
-                if threads == 1 { "" } else { "s" }
-            );
+            let label = pass_label(temp, threads);
             let p = match self.pass(&lib, temp, threads, env, &label) {
                 Err(Error::Interrupted) => {
                     out.interrupted = true;
@@ -297,25 +339,7 @@ impl Workload for Load {
                 }
                 r => r?,
             };
-            let secs = p.wall.as_secs_f64().max(f64::MIN_POSITIVE);
-            let busy = (p.open + p.read).as_secs_f64().max(f64::MIN_POSITIVE);
-            out.rows.push(crate::result::RunRow {
-                label,
-                metrics: vec![
-                    metric(&m::LOAD_S, secs),
-                    metric(&m::FILES_PER_S, paths.len() as f64 / secs),
-                    metric(&m::RATE_MB_PER_S, p.bytes as f64 / secs / 1e6),
-                    metric(&m::OPEN_PCT, 100.0 * p.open.as_secs_f64() / busy),
-                    metric(
-                        &m::OPEN_US_MEAN,
-                        p.open.as_secs_f64() * 1e6 / paths.len() as f64,
-                    ),
-                    metric(
-                        &m::READ_US_MEAN,
-                        p.read.as_secs_f64() * 1e6 / paths.len() as f64,
-                    ),
-                ],
-            });
+            out.rows.push(pass_row(label, &p, paths.len()));
         }
         // What the next workload finds: not this pass's cache.
         crate::dataset::drop_all_cached(&spans)?;

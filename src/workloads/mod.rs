@@ -162,9 +162,33 @@ impl Env<'_> {
             &self.ctl,
         )
     }
-}
 
-impl Env<'_> {
+    /// The sequential rate `kind`-wise at 1 MiB, in bytes per second: the session's own
+    /// sequential measurement where it has one (one naive count for the whole run), else a
+    /// second of transfer over `span`.
+    pub fn sequential_rate(&mut self, kind: crate::io::OpKind, span: &Span) -> Result<f64> {
+        let measured = match kind {
+            crate::io::OpKind::Read => self.sequential.read,
+            _ => self.sequential.write,
+        };
+        if let Some(r) = measured {
+            return Ok(r);
+        }
+        let mut p =
+            crate::io::patterns::Sequential::new(kind, 0, span.start, span.end, 1 << 20, true);
+        let label = if kind == crate::io::OpKind::Read {
+            "sequential read rate"
+        } else {
+            "sequential write rate"
+        };
+        let lim = Limits {
+            duration: Some(Duration::from_secs(1)),
+            bytes: None,
+        };
+        let s = self.drive(&[span], &mut p, 1 << 20, lim, label)?;
+        Ok(crate::units::mb_per_s(s.bytes(), s.elapsed) * 1e6)
+    }
+
     /// Bytes per second `spans` carry when `ranges` of them are read (or written) round robin in
     /// `block` requests, `qd` in flight, for `duration`: what a butler serving many streams
     /// gets from the device.
@@ -331,94 +355,118 @@ pub fn standard_metrics(s: &DriveStats) -> Vec<Metric> {
     .collect()
 }
 
+/// What the runs of a workload gathered, before they become a section.
+#[derive(Default)]
+struct Gathered {
+    rows: Vec<Vec<RunRow>>,
+    cached: bool,
+    refused: bool,
+    interrupted: bool,
+    findings: Vec<Finding>,
+    detail: Option<Detail>,
+}
+
+impl Gathered {
+    /// Adds one run's outcome: its rows, its labels and its findings (each once), and its
+    /// detail (the last run's stands).
+    fn add(&mut self, out: RunOutcome) {
+        self.cached |= out.cached;
+        self.refused |= out.direct_refused;
+        self.interrupted |= out.interrupted;
+        if out.detail.is_some() {
+            self.detail = out.detail;
+        } else if !out.latencies.is_empty() {
+            self.detail = Some(Detail::Transfers(Transfers {
+                rows: out.latencies,
+            }));
+        }
+        for f in out.findings {
+            if !self.findings.contains(&f) {
+                self.findings.push(f);
+            }
+        }
+        if !out.rows.is_empty() {
+            self.rows.push(out.rows);
+        }
+    }
+}
+
 /// Runs a workload `runs` times and gathers the figures. Stops early, marked interrupted, on a
 /// cancel; the runs finished so far are kept.
 pub fn run_repeated(w: &mut dyn Workload, env: &mut Env<'_>, runs: u32) -> Result<Section> {
     if runs == 0 || runs > 1000 {
         return Err(Error::invalid("runs", runs, "1 to 1000"));
     }
-    let mut all = Vec::new();
-    let mut cached = false;
-    let mut refused = false;
-    let mut interrupted = false;
-    let mut run_findings: Vec<Finding> = Vec::new();
-    let mut detail = None;
+    let mut g = Gathered::default();
     for r in 0..runs {
         if env.ctl.cancelled() {
-            interrupted = true;
+            g.interrupted = true;
             break;
         }
-        let out = match w.run_once(env, r) {
-            Ok(o) => o,
+        match w.run_once(env, r) {
+            Ok(o) => g.add(o),
             Err(Error::Interrupted) => {
-                interrupted = true;
+                g.interrupted = true;
                 break;
             }
             Err(e) => return Err(e),
-        };
-        cached |= out.cached;
-        refused |= out.direct_refused;
-        interrupted |= out.interrupted;
-        if out.detail.is_some() {
-            detail = out.detail;
-        } else if !out.latencies.is_empty() {
-            detail = Some(Detail::Transfers(Transfers {
-                rows: out.latencies,
-            }));
         }
-        for f in out.findings {
-            if !run_findings.contains(&f) {
-                run_findings.push(f);
-            }
-        }
-        if !out.rows.is_empty() {
-            all.push(out.rows);
-        }
-        if interrupted {
+        if g.interrupted {
             break;
         }
     }
-    if all.is_empty() && interrupted {
+    if g.rows.is_empty() && g.interrupted {
         return Err(Error::Interrupted);
     }
-    let mut s = Section::from_runs(w.name(), w.title(), w.settings(), &all);
+    let mut s = Section::from_runs(w.name(), w.title(), w.settings(), &g.rows);
     let memory_fs = env
         .target
         .fs_type
         .as_deref()
         .filter(|t| MEMORY_FILESYSTEMS.contains(t));
-    s.cached = cached || env.io.cached || memory_fs.is_some();
-    s.interrupted = interrupted;
+    s.cached = g.cached || env.io.cached || memory_fs.is_some();
+    s.interrupted = g.interrupted;
+    s.findings.extend(caching_note(env, memory_fs, g.refused));
+    s.findings.extend(first_run_outliers(&s));
+    s.detail = g.detail;
+    let own = w.findings(&s);
+    s.findings.extend(own);
+    s.findings.extend(g.findings);
+    Ok(s)
+}
+
+/// How the figures were cached, if they were: a filesystem in memory (`memory_fs`), O_DIRECT
+/// refused, or `--cached`.
+fn caching_note(env: &Env<'_>, memory_fs: Option<&str>, refused: bool) -> Option<Finding> {
     if let Some(fs) = memory_fs {
-        s.findings.push(Finding::MemoryFilesystem {
+        Some(Finding::MemoryFilesystem {
             filesystem: fs.to_string(),
-        });
+        })
     } else if refused {
-        s.findings.push(Finding::DirectRefused {
+        Some(Finding::DirectRefused {
             filesystem: env
                 .target
                 .fs_type
                 .clone()
                 .unwrap_or_else(|| "unknown".into()),
-        });
-    } else if env.io.cached {
-        s.findings.push(Finding::CachedOnPurpose);
+        })
+    } else {
+        env.io.cached.then_some(Finding::CachedOnPurpose)
     }
-    for row in &s.rows {
-        if let Some(f) = row.figures.first()
-            && let Some(dev) = f.spread.first_run_outlier()
-        {
-            s.findings.push(Finding::FirstRunOutlier {
+}
+
+/// Rows whose first run stood apart from the rest.
+fn first_run_outliers(s: &Section) -> Vec<Finding> {
+    s.rows
+        .iter()
+        .filter_map(|row| {
+            let dev = row.figures.first()?.spread.first_run_outlier()?;
+            Some(Finding::FirstRunOutlier {
                 row: row.label.clone(),
                 deviation_pct: 100.0 * dev,
-            });
-        }
-    }
-    s.detail = detail;
-    let own = w.findings(&s);
-    s.findings.extend(own);
-    s.findings.extend(run_findings);
-    Ok(s)
+            })
+        })
+        .collect()
 }
 
 /// Checks a block size: a multiple of 512 bytes, from 512 B to 64 MiB.

@@ -138,36 +138,8 @@ impl Sampler {
             // Just laid out, or read by an earlier run: in the page cache, which would answer.
             dataset::drop_all_cached(&spans)?;
         }
-        // The instrument load: the start of every sample into RAM, as the sampler does when a
-        // template opens, read and checked.
         let started = Instant::now();
-        let mut buf = AlignedBuf::try_new((lens.len() as u64 * preload) as usize)?;
-        ctl.progress.begin(
-            "instrument load (preloads)",
-            ram,
-            crate::control::ProgressUnit::Bytes,
-        );
-        let mut done = 0;
-        for (i, s) in spans.iter().enumerate() {
-            if ctl.cancelled() {
-                ctl.progress.end();
-                return Err(Error::Interrupted);
-            }
-            let n = preload.min(lens[i]) as usize;
-            let at = i * preload as usize;
-            s.file
-                .read_exact_at(&mut buf[at..at + n], s.start)
-                .map_err(|e| Error::io(format!("cannot read {}", s.path.display()), e))?;
-            let id = s.content_id.expect("our own media");
-            content::verify(&buf[at..at + n], id, s.start, true).map_err(|m| Error::Verify {
-                path: s.path.clone(),
-                offset: m.offset,
-                detail: m.detail,
-            })?;
-            done += n as u64;
-            ctl.progress.set(done);
-        }
-        ctl.progress.end();
+        let buf = instrument_load(&spans, &lens, preload, ram, ctl)?;
         let load_ms = started.elapsed().as_secs_f64() * 1e3;
         if !direct {
             // The streams start cold: what the preload reads brought in (read-ahead included)
@@ -282,25 +254,7 @@ impl Sampler {
             Some(r) => r,
             None => {
                 let span = env.span(256 << 20)?;
-                let mut p = crate::io::patterns::Sequential::new(
-                    OpKind::Read,
-                    0,
-                    span.start,
-                    span.end,
-                    1 << 20,
-                    true,
-                );
-                let s = env.drive(
-                    &[&span],
-                    &mut p,
-                    1 << 20,
-                    crate::io::driver::Limits {
-                        duration: Some(Duration::from_secs(1)),
-                        bytes: None,
-                    },
-                    "sequential read rate",
-                )?;
-                crate::units::mb_per_s(s.bytes(), s.elapsed) * 1e6
+                env.sequential_rate(OpKind::Read, &span)?
             }
         };
         Ok(GuessRates {
@@ -400,6 +354,45 @@ impl Sampler {
         }));
         Ok(out)
     }
+}
+
+/// The instrument load: the start of every sample (`preload` bytes, `ram` in all) read into
+/// one buffer with a slot per sample, as the sampler does when a template opens, and checked.
+fn instrument_load(
+    spans: &[Span],
+    lens: &[u64],
+    preload: u64,
+    ram: u64,
+    ctl: &crate::control::Control<'_>,
+) -> Result<AlignedBuf> {
+    let mut buf = AlignedBuf::try_new((lens.len() as u64 * preload) as usize)?;
+    ctl.progress.begin(
+        "instrument load (preloads)",
+        ram,
+        crate::control::ProgressUnit::Bytes,
+    );
+    let mut done = 0;
+    for (i, s) in spans.iter().enumerate() {
+        if ctl.cancelled() {
+            ctl.progress.end();
+            return Err(Error::Interrupted);
+        }
+        let n = preload.min(lens[i]) as usize;
+        let at = i * preload as usize;
+        s.file
+            .read_exact_at(&mut buf[at..at + n], s.start)
+            .map_err(|e| Error::io(format!("cannot read {}", s.path.display()), e))?;
+        let id = s.content_id.expect("our own media");
+        content::verify(&buf[at..at + n], id, s.start, true).map_err(|m| Error::Verify {
+            path: s.path.clone(),
+            offset: m.offset,
+            detail: m.detail,
+        })?;
+        done += n as u64;
+        ctl.progress.set(done);
+    }
+    ctl.progress.end();
+    Ok(buf)
 }
 
 /// The longest sample of the library, in bytes.

@@ -12,8 +12,6 @@ use crate::engine::virtual_time::DeviceModel;
 use crate::engine::{ButlerMode, StreamSpec};
 use crate::error::Result;
 use crate::io::OpKind;
-use crate::io::driver::Limits;
-use crate::io::patterns::Sequential;
 use crate::result::findings::{Finding, Way};
 use crate::workloads::Env;
 use std::time::Duration;
@@ -161,30 +159,17 @@ impl Streaming {
     /// session's own sequential measurement where it has one, else a second of `span`.
     fn sequential(&self, env: &mut Env<'_>, span: &Span) -> Result<Rates> {
         let (reads, writes) = ways(self.kind);
-        let lim = Limits {
-            duration: Some(Duration::from_secs(1)),
-            bytes: None,
-        };
-        let rate = |kind: OpKind| -> Result<f64> {
-            let measured = match kind {
-                OpKind::Read => env.sequential.read,
-                _ => env.sequential.write,
-            };
-            if let Some(r) = measured {
-                return Ok(r);
-            }
-            let mut p = Sequential::new(kind, 0, span.start, span.end, 1 << 20, true);
-            let label = if kind == OpKind::Read {
-                "sequential read rate"
-            } else {
-                "sequential write rate"
-            };
-            let s = env.drive(&[span], &mut p, 1 << 20, lim, label)?;
-            Ok(crate::units::mb_per_s(s.bytes(), s.elapsed) * 1e6)
-        };
         Ok(Rates {
-            read: if reads { rate(OpKind::Read)? } else { 0.0 },
-            write: if writes { rate(OpKind::Write)? } else { 0.0 },
+            read: if reads {
+                env.sequential_rate(OpKind::Read, span)?
+            } else {
+                0.0
+            },
+            write: if writes {
+                env.sequential_rate(OpKind::Write, span)?
+            } else {
+                0.0
+            },
         })
     }
 
