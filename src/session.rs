@@ -11,7 +11,7 @@ use crate::io::IoSettings;
 use crate::memory::MemoryBudget;
 use crate::result::{ResultDoc, Section, SessionInfo, Studio, StudioHost};
 use crate::studio::{Ended, PlanPrint, World};
-use crate::target::{self, TargetKind};
+use crate::target::{self, TargetInfo, TargetKind};
 use crate::workloads::{Env, Workload, run_repeated};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -88,21 +88,7 @@ pub struct Outcome {
 /// rank's figures into its document ([`ResultDoc::studio`]). The other ranks' documents are
 /// their own part only: the caller stores and shows rank 0's.
 pub fn run(plan: Plan, world: &dyn World, cancel: &AtomicBool, sink: &dyn Sink) -> Result<Outcome> {
-    let target = target::inspect(&plan.target);
-    let target = crate::studio::agree_ok(world, "target", target, cancel)?;
-    if plan.is_suite() && target.kind != TargetKind::Directory {
-        return Err(Error::BadTarget {
-            path: plan.target.clone(),
-            reason: format!(
-                "is a {}: run needs a directory on the filesystem to test (it writes test files there); for a device, use seek or zones",
-                target.kind.describe()
-            ),
-        });
-    }
-    // Hashing the executable is for ranks to compare: alone there is nothing to compare with.
-    if !world.is_alone() {
-        crate::studio::agree_on_plan(world, &PlanPrint::of(&plan.command), cancel)?;
-    }
+    let target = agree_on_target(&plan, world, cancel)?;
     // Simulated runs touch nothing on the target.
     let uses_disk = plan.workloads.iter().any(|w| w.uses_disk());
     // A studio's ranks each keep a data directory of their own inside the shared one.
@@ -120,14 +106,71 @@ pub fn run(plan: Plan, world: &dyn World, cancel: &AtomicBool, sink: &dyn Sink) 
             sink.note(n);
         }
     }
-    let mut doc = ResultDoc::new(plan.command, target.clone(), host::inspect());
+    let mut doc = ResultDoc::new(plan.command.clone(), target.clone(), host::inspect());
     doc.session = Some(SessionInfo {
-        command: plan.name,
+        command: plan.name.clone(),
         format: plan.format,
         runs: plan.runs,
         io: plan.io,
     });
     sink.started(&doc);
+    let failure = run_workloads(plan, &target, data.as_mut(), world, cancel, sink, &mut doc);
+    doc.interrupted |= cancel.load(Ordering::Relaxed);
+    if !world.is_alone() {
+        studio(world, &mut doc, failure.is_none(), cancel);
+    }
+    if doc.interrupted || failure.is_some() {
+        world.forsake();
+    }
+    doc.finish();
+    // Saved before the files are removed: a second signal cannot lose it.
+    sink.finished(&doc)?;
+    let (unfinished, kept) = match data {
+        Some(d) => close_data(d, &mut doc, sink),
+        None => (None, None),
+    };
+    Ok(Outcome {
+        speaks: speaks(world, &doc),
+        doc,
+        failure,
+        unfinished,
+        kept,
+    })
+}
+
+/// The target, as every rank of a studio sees it the same (alone, as it is); a suite needs a
+/// directory; ranks of a studio must have been given the same plan.
+fn agree_on_target(plan: &Plan, world: &dyn World, cancel: &AtomicBool) -> Result<TargetInfo> {
+    let target = target::inspect(&plan.target);
+    let target = crate::studio::agree_ok(world, "target", target, cancel)?;
+    if plan.is_suite() && target.kind != TargetKind::Directory {
+        return Err(Error::BadTarget {
+            path: plan.target.clone(),
+            reason: format!(
+                "is a {}: run needs a directory on the filesystem to test (it writes test files there); for a device, use seek or zones",
+                target.kind.describe()
+            ),
+        });
+    }
+    // Hashing the executable is for ranks to compare: alone there is nothing to compare with.
+    if !world.is_alone() {
+        crate::studio::agree_on_plan(world, &PlanPrint::of(&plan.command), cancel)?;
+    }
+    Ok(target)
+}
+
+/// Runs the plan's workloads one after the other into `doc`, each section shown as it ends,
+/// until they end, one fails (its error returned), or the run is interrupted; a studio's ranks
+/// agree after each how it ended.
+fn run_workloads(
+    plan: Plan,
+    target: &TargetInfo,
+    mut data: Option<&mut DataDir>,
+    world: &dyn World,
+    cancel: &AtomicBool,
+    sink: &dyn Sink,
+    doc: &mut ResultDoc,
+) -> Option<Error> {
     let mut failure = None;
     let mut sequential = crate::workloads::Sequential::default();
     for mut w in plan.workloads {
@@ -136,8 +179,8 @@ pub fn run(plan: Plan, world: &dyn World, cancel: &AtomicBool, sink: &dyn Sink) 
             break;
         }
         let mut env = Env {
-            target: &target,
-            data: data.as_mut(),
+            target,
+            data: data.as_deref_mut(),
             io: plan.io,
             format: plan.format,
             memory: plan.memory,
@@ -155,23 +198,16 @@ pub fn run(plan: Plan, world: &dyn World, cancel: &AtomicBool, sink: &dyn Sink) 
             Err(e) => Ended::Failed(e.to_string()),
         };
         let agreed = crate::studio::agree_ended(world, ended, cancel);
-        let measured = match mine {
-            Ok(section) => Some(section),
-            Err(Error::Interrupted) => {
-                doc.interrupted = true;
-                None
+        match mine {
+            Ok(section) => {
+                if let Some(s) = crate::workloads::Sequential::of(&section) {
+                    sequential = s;
+                }
+                sink.section(&section);
+                doc.push(section);
             }
-            Err(e) => {
-                failure = Some(e);
-                None
-            }
-        };
-        if let Some(section) = measured {
-            if let Some(s) = crate::workloads::Sequential::of(&section) {
-                sequential = s;
-            }
-            sink.section(&section);
-            doc.push(section);
+            Err(Error::Interrupted) => doc.interrupted = true,
+            Err(e) => failure = Some(e),
         }
         match agreed {
             Ok(Ended::Done) if failure.is_none() && !doc.interrupted => {}
@@ -186,42 +222,34 @@ pub fn run(plan: Plan, world: &dyn World, cancel: &AtomicBool, sink: &dyn Sink) 
             }
         }
     }
-    doc.interrupted |= cancel.load(Ordering::Relaxed);
-    if !world.is_alone() {
-        studio(world, &mut doc, failure.is_none(), cancel);
+    failure
+}
+
+/// The data directory once the run has ended: an interrupted run's, handed back whole (its
+/// files are removed after the run has exited); otherwise closed, its files removed unless
+/// kept (where they are, then), what closing it noted told and kept in `doc`.
+fn close_data(
+    d: DataDir,
+    doc: &mut ResultDoc,
+    sink: &dyn Sink,
+) -> (Option<DataDir>, Option<PathBuf>) {
+    if doc.interrupted {
+        return (Some(d), None);
     }
-    if doc.interrupted || failure.is_some() {
-        world.forsake();
-    }
-    doc.finish();
-    // Saved before the files are removed: a second signal cannot lose it.
-    sink.finished(&doc)?;
-    let mut unfinished = None;
-    let mut kept = None;
-    if let Some(d) = data {
-        if doc.interrupted {
-            unfinished = Some(d);
-        } else {
-            let keep = d.keep().then(|| d.root().to_path_buf());
-            match d.close() {
-                Ok(notes) => {
-                    for n in notes {
-                        sink.note(&n);
-                        doc.warnings.push(n);
-                    }
-                    kept = keep;
-                }
-                Err(e) => doc.warnings.push(format!("cleanup incomplete: {e}")),
+    let keep = d.keep().then(|| d.root().to_path_buf());
+    match d.close() {
+        Ok(notes) => {
+            for n in notes {
+                sink.note(&n);
+                doc.warnings.push(n);
             }
+            (None, keep)
+        }
+        Err(e) => {
+            doc.warnings.push(format!("cleanup incomplete: {e}"));
+            (None, None)
         }
     }
-    Ok(Outcome {
-        speaks: speaks(world, &doc),
-        doc,
-        failure,
-        unfinished,
-        kept,
-    })
 }
 
 /// What each rank sends rank 0 at the end of a studio run.

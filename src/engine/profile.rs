@@ -127,127 +127,60 @@ impl SamplerPolicy {
     pub fn named(name: &str, format: &Format) -> Result<SamplerPolicy> {
         let frame = format.bytes_per_frame();
         let rate = format.bytes_per_second() as f64;
-        // Rings of whole reads: `chunk` each, `chunks` of them.
-        let rings = |profile: &str,
-                     chunk: u64,
-                     chunks: u64,
-                     read_min: u64,
-                     order: Order,
-                     direct: bool,
-                     source: String| Policy {
-            profile: profile.into(),
-            buffer_s: (chunk * chunks) as f64 / rate,
-            chunk_bytes: chunk,
-            min_ring_chunks: chunks,
-            refill_at_bytes: read_min,
-            read_min_bytes: read_min,
-            read_max_bytes: chunk,
-            read_round_bytes: 4096,
-            write_bytes: chunk,
-            order,
-            pass_streams: None,
-            direct,
-            syscall_bytes: None,
-            period_frames: None,
-            margin: None,
-            ring_reserve_frames: None,
-            read_whole: false,
-            source,
+        let plain = |policy: Policy, preload_bytes: u64, preload_stated: &str| SamplerPolicy {
+            policy,
+            preload_bytes,
+            preload_stated: preload_stated.into(),
+            butler: super::ButlerMode::Serial,
+            whole_sample: false,
         };
-        let serial = super::ButlerMode::Serial;
-        let p = match name {
-            "trackbench" | "default" => SamplerPolicy {
-                policy: rings(
+        Ok(match name {
+            "trackbench" | "default" => plain(
+                Policy::sampler_rings(
                     "trackbench",
-                    64 << 10,
-                    4,
-                    64 << 10,
-                    Order::Neediest,
+                    (64 << 10, 4, 64 << 10),
+                    rate,
                     true,
                     "trackbench's own sampler engine (DESIGN.md section 5: 60 KB preload, refills of 64 KiB; rings of four, neediest first, O_DIRECT as its track engine)".into(),
                 ),
-                preload_bytes: whole_blocks(60 << 10),
-                preload_stated: "60 KB".into(),
-                butler: serial,
-                whole_sample: false,
-            },
-            "kontakt" => SamplerPolicy {
-                policy: rings(
+                whole_blocks(60 << 10),
+                "60 KB",
+            ),
+            "kontakt" => plain(
+                Policy::sampler_rings(
                     "kontakt",
-                    64 << 10,
-                    4,
-                    64 << 10,
-                    Order::Neediest,
+                    (64 << 10, 4, 64 << 10),
+                    rate,
                     false,
                     "Kontakt DFD: memory = number of samples x preload size, 60 KB per sample as commonly reported (secondary sources, ../shared/reference/daw-settings.md); its streaming reads are not published: trackbench's (64 KiB, rings of four, neediest first) through the page cache are assumed".into(),
                 ),
-                preload_bytes: whole_blocks(60 << 10),
-                preload_stated: "60 KB".into(),
-                butler: serial,
-                whole_sample: false,
-            },
+                whole_blocks(60 << 10),
+                "60 KB",
+            ),
             "linuxsampler" => {
                 let chunk = whole_blocks(65_536 * frame);
-                let mut policy = rings(
+                let mut policy = Policy::sampler_rings(
                     "linuxsampler",
-                    chunk,
-                    whole_blocks(262_144 * frame).div_ceil(chunk),
-                    whole_blocks(1024 * frame),
-                    Order::Neediest,
+                    (chunk, whole_blocks(262_144 * frame).div_ceil(chunk), whole_blocks(1024 * frame)),
+                    rate,
                     false,
                     "LinuxSampler trunk configure.ac: preload 32768 frames, stream ring 262144 frames, refills of at most 65536 and at least 1024 frames (1024 frames rounded up to whole 4 KiB blocks); src/engines/common/DiskThreadBase.h: the 4 emptiest streams refilled per pass; buffered reads (libgig)".into(),
                 );
                 policy.pass_streams = Some(4);
-                SamplerPolicy {
-                    policy,
-                    preload_bytes: whole_blocks(32_768 * frame),
-                    preload_stated: "32768 frames".into(),
-                    butler: serial,
-                    whole_sample: false,
-                }
+                plain(policy, whole_blocks(32_768 * frame), "32768 frames")
             }
-            "sfizz" => {
-                let block = whole_blocks(1024 * frame);
-                // src/sfizz/FilePool.cpp: a pool of (hardware threads - 2) workers.
-                let workers = std::thread::available_parallelism()
-                    .map_or(1, |n| n.get())
-                    .saturating_sub(2)
-                    .max(1) as u32;
-                SamplerPolicy {
-                    policy: rings(
-                        "sfizz",
-                        block,
-                        2,
-                        block,
-                        Order::Neediest,
-                        false,
-                        format!("sfizz src/sfizz/Config.h: preload 8192 frames, file chunk 1024 frames (rounded up to whole 4 KiB blocks); src/sfizz/FilePool.cpp: on a note-on a pool of hardware threads - 2 workers ({workers} here) reads the rest of the file into RAM, buffered"),
-                    ),
-                    preload_bytes: whole_blocks(8192 * frame),
-                    preload_stated: "8192 frames".into(),
-                    butler: if workers > 1 {
-                        super::ButlerMode::Parallel(workers)
-                    } else {
-                        serial
-                    },
-                    whole_sample: true,
-                }
-            }
-            "spectrasonics" => SamplerPolicy {
-                policy: rings(
+            "sfizz" => SamplerPolicy::sfizz(frame, rate),
+            "spectrasonics" => plain(
+                Policy::sampler_rings(
                     "spectrasonics",
-                    whole_blocks(240_000),
-                    2,
-                    whole_blocks(240_000),
-                    Order::Neediest,
+                    (whole_blocks(240_000), 2, whole_blocks(240_000)),
+                    rate,
                     false,
                     "Spectrasonics support pages: preload 60,000 samples by default, about 240,000 bytes per read recommended for Trilian (both rounded up to whole 4 KiB blocks); ring size, service order and I/O mode are not published: two reads per voice, neediest first, page cache assumed".into(),
                 ),
-                preload_bytes: whole_blocks(60_000 * frame),
-                preload_stated: "60,000 samples".into(),
-                butler: serial,
-                whole_sample: false,
-            },
+                whole_blocks(60_000 * frame),
+                "60,000 samples",
+            ),
             _ => {
                 let names: Vec<&str> = SAMPLER_PROFILES.iter().map(|(n, _)| *n).collect();
                 return Err(Error::invalid(
@@ -256,8 +189,36 @@ impl SamplerPolicy {
                     format!("one of {}", names.join(", ")),
                 ));
             }
-        };
-        Ok(p)
+        })
+    }
+
+    /// sfizz: on a note-on, a pool of workers reads the rest of the sample into RAM.
+    fn sfizz(frame: u64, rate: f64) -> SamplerPolicy {
+        let block = whole_blocks(1024 * frame);
+        // src/sfizz/FilePool.cpp: a pool of (hardware threads - 2) workers.
+        let workers = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .saturating_sub(2)
+            .max(1) as u32;
+        SamplerPolicy {
+            policy: Policy::sampler_rings(
+                "sfizz",
+                (block, 2, block),
+                rate,
+                false,
+                format!(
+                    "sfizz src/sfizz/Config.h: preload 8192 frames, file chunk 1024 frames (rounded up to whole 4 KiB blocks); src/sfizz/FilePool.cpp: on a note-on a pool of hardware threads - 2 workers ({workers} here) reads the rest of the file into RAM, buffered"
+                ),
+            ),
+            preload_bytes: whole_blocks(8192 * frame),
+            preload_stated: "8192 frames".into(),
+            butler: if workers > 1 {
+                super::ButlerMode::Parallel(workers)
+            } else {
+                super::ButlerMode::Serial
+            },
+            whole_sample: true,
+        }
     }
 }
 
@@ -297,8 +258,60 @@ fn libsndfile_calls(format: &Format) -> Option<u64> {
 impl Policy {
     /// The policy of a named profile for tracks of `format` (chunks in frames become bytes).
     pub fn named(name: &str, format: &Format) -> Result<Policy> {
+        Ok(match name {
+            "trackbench" | "default" => Policy {
+                min_ring_chunks: 4,
+                ..Policy::fixed(
+                    "trackbench",
+                    2.0,
+                    256 << 10,
+                    (Order::Neediest, true),
+                    "trackbench's own engine (DESIGN.md sections 4 and 5: 256 KiB chunks, rings of \
+                     max(2 s, 4 chunks))",
+                )
+            },
+            "ardour-small" => Policy::ardour(name, format, (65_536, 65_536), 5.0, "Small"),
+            "ardour-medium" => Policy::ardour(name, format, (262_144, 131_072), 10.0, "Medium"),
+            "ardour-large" => Policy::ardour(name, format, (524_288, 131_072), 20.0, "Large"),
+            "protools" => Policy::fixed(
+                name,
+                1.5,
+                256 << 10,
+                (Order::Session, true),
+                "Pro Tools DAE playback buffer default 1500 ms (Avid documentation); read size and \
+                 service order are not published: 256 KiB reads in session order are assumed",
+            ),
+            // 256 KB of memory per channel at 64 KB blocks: four blocks of buffer.
+            "cubase-vst" => Policy::fixed(
+                name,
+                (256 * 1024) as f64 / format.bytes_per_second() as f64,
+                64 << 10,
+                (Order::Session, false),
+                "Cubase VST manual (1990s): disk block 64 KB, 256 KB memory per channel recommended; \
+                 seed 000 lists three blocks as the minimum; service order and buffered I/O assumed",
+            ),
+            _ => {
+                let names: Vec<&str> = PROFILES.iter().map(|(n, _)| *n).collect();
+                return Err(Error::invalid(
+                    "profile",
+                    name,
+                    format!("one of {}", names.join(", ")),
+                ));
+            }
+        })
+    }
+
+    /// Ardour's `preset` of buffering for tracks of `format`: rings of `secs`, refilled a
+    /// chunk at a time, recorded in writes (`chunk_frames`, `write_frames`), as its code does.
+    fn ardour(
+        name: &str,
+        format: &Format,
+        (chunk_frames, write_frames): (u64, u64),
+        secs: f64,
+        preset: &str,
+    ) -> Policy {
         let frame = format.bytes_per_frame();
-        let ardour = |chunk_frames: u64, write_frames: u64, secs: f64, preset: &str| Policy {
+        Policy {
             profile: name.to_string(),
             buffer_s: secs,
             chunk_bytes: chunk_frames * frame,
@@ -331,76 +344,68 @@ impl Policy {
                  (integer samples read through its 8 KiB conversion buffer, float in one call: strace of Ardour 7.3's \
                  butler, bench/ardour.py)"
             ),
-        };
-        // Programs that read and write whole chunks of one size.
-        let fixed =
-            |profile: &str, buffer_s: f64, chunk: u64, order: Order, direct: bool, source: &str| {
-                Policy {
-                    profile: profile.into(),
-                    buffer_s,
-                    chunk_bytes: chunk,
-                    min_ring_chunks: 2,
-                    refill_at_bytes: chunk,
-                    read_min_bytes: chunk,
-                    read_max_bytes: chunk,
-                    read_round_bytes: chunk,
-                    write_bytes: chunk,
-                    order,
-                    pass_streams: None,
-                    direct,
-                    syscall_bytes: None,
-                    period_frames: None,
-                    margin: None,
-                    ring_reserve_frames: None,
-                    read_whole: false,
-                    source: source.into(),
-                }
-            };
-        let p = match name {
-            "trackbench" | "default" => Policy {
-                min_ring_chunks: 4,
-                ..fixed(
-                    "trackbench",
-                    2.0,
-                    256 << 10,
-                    Order::Neediest,
-                    true,
-                    "trackbench's own engine (DESIGN.md sections 4 and 5: 256 KiB chunks, rings of \
-                     max(2 s, 4 chunks))",
-                )
-            },
-            "ardour-small" => ardour(65_536, 65_536, 5.0, "Small"),
-            "ardour-medium" => ardour(262_144, 131_072, 10.0, "Medium"),
-            "ardour-large" => ardour(524_288, 131_072, 20.0, "Large"),
-            "protools" => fixed(
-                name,
-                1.5,
-                256 << 10,
-                Order::Session,
-                true,
-                "Pro Tools DAE playback buffer default 1500 ms (Avid documentation); read size and \
-                 service order are not published: 256 KiB reads in session order are assumed",
-            ),
-            // 256 KB of memory per channel at 64 KB blocks: four blocks of buffer.
-            "cubase-vst" => fixed(
-                name,
-                (256 * 1024) as f64 / format.bytes_per_second() as f64,
-                64 << 10,
-                Order::Session,
-                false,
-                "Cubase VST manual (1990s): disk block 64 KB, 256 KB memory per channel recommended; \
-                 seed 000 lists three blocks as the minimum; service order and buffered I/O assumed",
-            ),
-            _ => {
-                let names: Vec<&str> = PROFILES.iter().map(|(n, _)| *n).collect();
-                return Err(Error::invalid(
-                    "profile",
-                    name,
-                    format!("one of {}", names.join(", ")),
-                ));
-            }
-        };
-        Ok(p)
+        }
+    }
+
+    /// A program that reads and writes whole chunks of one size, in `order`, direct or not.
+    fn fixed(
+        profile: &str,
+        buffer_s: f64,
+        chunk: u64,
+        (order, direct): (Order, bool),
+        source: &str,
+    ) -> Policy {
+        Policy {
+            profile: profile.into(),
+            buffer_s,
+            chunk_bytes: chunk,
+            min_ring_chunks: 2,
+            refill_at_bytes: chunk,
+            read_min_bytes: chunk,
+            read_max_bytes: chunk,
+            read_round_bytes: chunk,
+            write_bytes: chunk,
+            order,
+            pass_streams: None,
+            direct,
+            syscall_bytes: None,
+            period_frames: None,
+            margin: None,
+            ring_reserve_frames: None,
+            read_whole: false,
+            source: source.into(),
+        }
+    }
+
+    /// A sampler's rings of whole reads (`chunk` each, `chunks` of them, refilled once
+    /// `read_min` is free) for a stream of `rate` bytes a second, neediest first.
+    fn sampler_rings(
+        profile: &str,
+        (chunk, chunks, read_min): (u64, u64, u64),
+        rate: f64,
+        direct: bool,
+        source: String,
+    ) -> Policy {
+        Policy {
+            profile: profile.into(),
+            buffer_s: (chunk * chunks) as f64 / rate,
+            chunk_bytes: chunk,
+            min_ring_chunks: chunks,
+            refill_at_bytes: read_min,
+            read_min_bytes: read_min,
+            read_max_bytes: chunk,
+            read_round_bytes: 4096,
+            write_bytes: chunk,
+            order: Order::Neediest,
+            pass_streams: None,
+            direct,
+            syscall_bytes: None,
+            period_frames: None,
+            margin: None,
+            ring_reserve_frames: None,
+            read_whole: false,
+            source,
+        }
     }
 
     /// Replaces the chunk (and the read and write sizes that follow from it) and keeps the rest.

@@ -100,8 +100,33 @@ impl DeviceModel {
     pub fn parse(s: &str) -> Result<DeviceModel> {
         let bad =
             |why: String| Error::invalid("device model", s, format!("{why}; valid: {MODEL_HELP}"));
-        let mut m = DeviceModel {
-            name: s.to_string(),
+        // Shared storage: the keys after "nas:", and a count of clients that must be said.
+        let nas = s.trim_start().strip_prefix("nas:");
+        let keys = nas.unwrap_or(s);
+        let mut m = DeviceModel::unlimited(s);
+        for (i, part) in keys.split(',').map(str::trim).enumerate() {
+            match part.split_once('=') {
+                None if i == 0 && nas.is_none() => {
+                    m = DeviceModel::named(s, part)
+                        .ok_or_else(|| bad(format!("unknown model {part:?}")))?
+                }
+                None => return Err(bad(format!("{part:?} is not key=value"))),
+                Some((k, v)) => m.set(k, v, nas.is_some()).map_err(bad)?,
+            }
+        }
+        if m.bandwidth_bytes_per_s.is_none() && m.iops.is_none() && m.disk.is_none() {
+            return Err(bad("the model needs a limit (bw, iops or a disk)".into()));
+        }
+        if nas.is_some() && !keys.split(',').any(|p| p.trim().starts_with("clients=")) {
+            return Err(bad("shared storage needs its clients (clients=N)".into()));
+        }
+        Ok(m)
+    }
+
+    /// A model called `name` with no limit yet.
+    fn unlimited(name: &str) -> DeviceModel {
+        DeviceModel {
+            name: name.to_string(),
             bandwidth_bytes_per_s: None,
             iops: None,
             latency_ns: 0,
@@ -109,128 +134,109 @@ impl DeviceModel {
             stall: None,
             clients: 1,
             link_bytes_per_s: None,
-        };
-        // Shared storage: the keys after "nas:", and a count of clients that must be said.
-        let nas = s.trim_start().strip_prefix("nas:");
-        let s_keys = nas.unwrap_or(s);
+        }
+    }
+
+    /// The model `named` (`hdd-7200`, `hdd-5400`, `sata-ssd`, `nvme`), called `name`.
+    fn named(name: &str, named: &str) -> Option<DeviceModel> {
+        let m = DeviceModel::unlimited(name);
         let hdd = |bw: f64, rpm: u32, full: f64, t2t: f64| DeviceModel {
-            name: s.to_string(),
             bandwidth_bytes_per_s: Some(bw),
-            iops: None,
-            latency_ns: 0,
             disk: Some(Disk {
                 rpm,
                 full_stroke_ms: full,
                 track_to_track_ms: t2t,
                 span_bytes: 2_000_000_000_000,
             }),
-            stall: None,
-            clients: 1,
-            link_bytes_per_s: None,
+            ..DeviceModel::unlimited(name)
         };
-        for (i, part) in s_keys.split(',').map(str::trim).enumerate() {
-            match part.split_once('=') {
-                None if i == 0 && nas.is_none() => {
-                    m = match part {
-                        "hdd-7200" => hdd(160e6, 7200, 18.0, 1.0),
-                        "hdd-5400" => hdd(110e6, 5400, 22.0, 1.5),
-                        "sata-ssd" => DeviceModel {
-                            bandwidth_bytes_per_s: Some(530e6),
-                            iops: Some(90_000.0),
-                            latency_ns: 70_000,
-                            ..m
-                        },
-                        "nvme" => DeviceModel {
-                            bandwidth_bytes_per_s: Some(3.2e9),
-                            iops: Some(600_000.0),
-                            latency_ns: 20_000,
-                            ..m
-                        },
-                        other => return Err(bad(format!("unknown model {other:?}"))),
-                    }
+        Some(match named {
+            "hdd-7200" => hdd(160e6, 7200, 18.0, 1.0),
+            "hdd-5400" => hdd(110e6, 5400, 22.0, 1.5),
+            "sata-ssd" => DeviceModel {
+                bandwidth_bytes_per_s: Some(530e6),
+                iops: Some(90_000.0),
+                latency_ns: 70_000,
+                ..m
+            },
+            "nvme" => DeviceModel {
+                bandwidth_bytes_per_s: Some(3.2e9),
+                iops: Some(600_000.0),
+                latency_ns: 20_000,
+                ..m
+            },
+            _ => return None,
+        })
+    }
+
+    /// Sets `key` to `v` (of shared storage where `shared`), or says why it cannot.
+    fn set(&mut self, k: &str, v: &str, shared: bool) -> std::result::Result<(), String> {
+        let dur = |v: &str| {
+            crate::units::parse_duration("device model time", v)
+                .map_err(|_| format!("{v:?} is not a time"))
+        };
+        match k {
+            "bw" => {
+                let b = crate::units::parse_size("bandwidth", v)
+                    .map_err(|_| format!("{v:?} is not a size"))?;
+                if b == 0 {
+                    return Err("bw must be above 0".into());
                 }
-                None => return Err(bad(format!("{part:?} is not key=value"))),
-                Some((k, v)) => {
-                    let dur = |v: &str| {
-                        crate::units::parse_duration("device model time", v)
-                            .map_err(|_| bad(format!("{v:?} is not a time")))
-                    };
-                    match k {
-                        "bw" => {
-                            let b = crate::units::parse_size("bandwidth", v)
-                                .map_err(|_| bad(format!("{v:?} is not a size")))?;
-                            if b == 0 {
-                                return Err(bad("bw must be above 0".into()));
-                            }
-                            m.bandwidth_bytes_per_s = Some(b as f64);
-                        }
-                        "clients" | "link" if nas.is_none() => {
-                            return Err(bad(format!(
-                                "{k} describes shared storage: write the model as nas:bw=…,link=…,clients=…"
-                            )));
-                        }
-                        "clients" => {
-                            m.clients = v
-                                .parse()
-                                .ok()
-                                .filter(|c| (1..=100_000).contains(c))
-                                .ok_or_else(|| bad(format!("clients {v:?} must be 1 to 100000")))?
-                        }
-                        "link" => {
-                            let b = link_rate(v).ok_or_else(|| {
-                                bad(format!(
-                                    "link {v:?} is not a rate (e.g. 1G, 118M or 10Gbit)"
-                                ))
-                            })?;
-                            m.link_bytes_per_s = Some(b);
-                        }
-                        "iops" => match v.parse::<f64>() {
-                            Ok(x) if x > 0.0 && x.is_finite() => m.iops = Some(x),
-                            _ => return Err(bad(format!("iops {v:?} must be a positive number"))),
-                        },
-                        "lat" => m.latency_ns = dur(v)?.as_nanos() as u64,
-                        "rpm" | "seek" | "track" => {
-                            let d = m.disk.get_or_insert(Disk {
-                                rpm: 7200,
-                                full_stroke_ms: 18.0,
-                                track_to_track_ms: 1.0,
-                                span_bytes: 2_000_000_000_000,
-                            });
-                            match k {
-                                "rpm" => {
-                                    d.rpm = v
-                                        .parse()
-                                        .ok()
-                                        .filter(|r| (1000..=30_000).contains(r))
-                                        .ok_or_else(|| {
-                                        bad(format!("rpm {v:?} must be 1000..30000"))
-                                    })?
-                                }
-                                "seek" => d.full_stroke_ms = dur(v)?.as_secs_f64() * 1e3,
-                                _ => d.track_to_track_ms = dur(v)?.as_secs_f64() * 1e3,
-                            }
-                        }
-                        "stall" => {
-                            let (a, l) = v
-                                .split_once('+')
-                                .ok_or_else(|| bad(format!("stall {v:?} must be AT+LEN")))?;
-                            m.stall = Some(Stall {
-                                at_ns: dur(a)?.as_nanos() as u64,
-                                duration_ns: dur(l)?.as_nanos() as u64,
-                            });
-                        }
-                        _ => return Err(bad(format!("unknown key {k:?}"))),
+                self.bandwidth_bytes_per_s = Some(b as f64);
+            }
+            "clients" | "link" if !shared => {
+                return Err(format!(
+                    "{k} describes shared storage: write the model as nas:bw=…,link=…,clients=…"
+                ));
+            }
+            "clients" => {
+                self.clients = v
+                    .parse()
+                    .ok()
+                    .filter(|c| (1..=100_000).contains(c))
+                    .ok_or_else(|| format!("clients {v:?} must be 1 to 100000"))?
+            }
+            "link" => {
+                let b = link_rate(v)
+                    .ok_or_else(|| format!("link {v:?} is not a rate (e.g. 1G, 118M or 10Gbit)"))?;
+                self.link_bytes_per_s = Some(b);
+            }
+            "iops" => match v.parse::<f64>() {
+                Ok(x) if x > 0.0 && x.is_finite() => self.iops = Some(x),
+                _ => return Err(format!("iops {v:?} must be a positive number")),
+            },
+            "lat" => self.latency_ns = dur(v)?.as_nanos() as u64,
+            "rpm" | "seek" | "track" => {
+                let d = self.disk.get_or_insert(Disk {
+                    rpm: 7200,
+                    full_stroke_ms: 18.0,
+                    track_to_track_ms: 1.0,
+                    span_bytes: 2_000_000_000_000,
+                });
+                match k {
+                    "rpm" => {
+                        d.rpm = v
+                            .parse()
+                            .ok()
+                            .filter(|r| (1000..=30_000).contains(r))
+                            .ok_or_else(|| format!("rpm {v:?} must be 1000..30000"))?
                     }
+                    "seek" => d.full_stroke_ms = dur(v)?.as_secs_f64() * 1e3,
+                    _ => d.track_to_track_ms = dur(v)?.as_secs_f64() * 1e3,
                 }
             }
+            "stall" => {
+                let (a, l) = v
+                    .split_once('+')
+                    .ok_or_else(|| format!("stall {v:?} must be AT+LEN"))?;
+                self.stall = Some(Stall {
+                    at_ns: dur(a)?.as_nanos() as u64,
+                    duration_ns: dur(l)?.as_nanos() as u64,
+                });
+            }
+            _ => return Err(format!("unknown key {k:?}")),
         }
-        if m.bandwidth_bytes_per_s.is_none() && m.iops.is_none() && m.disk.is_none() {
-            return Err(bad("the model needs a limit (bw, iops or a disk)".into()));
-        }
-        if nas.is_some() && !s_keys.split(',').any(|p| p.trim().starts_with("clients=")) {
-            return Err(bad("shared storage needs its clients (clients=N)".into()));
-        }
-        Ok(m)
+        Ok(())
     }
 
     /// Shared storage whose workstations are each held back by their own link rather than by
