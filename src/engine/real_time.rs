@@ -120,106 +120,32 @@ impl Timing for RealTime {
     ) -> Result<(T, TickReport)> {
         let period_ns = spec.period_ns();
         let total = spec.ticks();
-        let stop = AtomicBool::new(false);
-        let ticks_done = AtomicU64::new(0);
-        let end = AtomicU64::new(total);
-        let finished = AtomicBool::new(false);
+        let shared = Shared {
+            stop: AtomicBool::new(false),
+            ticks_done: AtomicU64::new(0),
+            end: AtomicU64::new(total),
+            finished: AtomicBool::new(false),
+        };
         let butler_thread = std::thread::current();
         // The ticks' times count from here, as the butler's do (it starts right after).
         let base = REAL_CLOCK.now_ns();
         std::thread::scope(|s| {
-            let (stop, finished, ticks_done, end) = (&stop, &finished, &ticks_done, &end);
+            let sh = &shared;
             let butler_thread = butler_thread.clone();
             let handle = std::thread::Builder::new()
                 .name("trackbench-tick".into())
                 .spawn_scoped(s, move || {
-                    let mut side = side;
-                    // Everything the tick needs is allocated before it asks for real-time.
-                    let mut lateness = LatencyHist::default();
-                    let mut lag = LagSeries::new(total, period_ns);
-                    let grant =
-                        crate::platform::go_realtime(spec.period_frames, spec.format.rate_hz);
-                    let realtime = grant.granted;
-                    let locked = grant.memory_locked;
-                    let note = grant
-                        .refused
-                        .as_ref()
-                        .map(|r| format!("not real-time: {r}"));
-                    let clock = RealClock;
-                    let cpu0 = thread_cpu_s();
-                    let start = clock.now_ns() + period_ns;
-                    let mut interrupted = false;
-                    let mut stopped_early = false;
-                    let mut stopped_behind = false;
-                    let run_ns = total * period_ns;
-                    let allocs0 = REALTIME_ALLOCATIONS.load(Ordering::Relaxed);
-                    IN_REALTIME_LOOP.with(|c| c.set(true));
-                    for k in 0..total {
-                        if stop.load(Ordering::Relaxed) {
-                            interrupted = true;
-                            break;
-                        }
-                        if k >= end.load(Ordering::Relaxed) {
-                            break;
-                        }
-                        let deadline = start + k * period_ns;
-                        clock.sleep_until(deadline);
-                        let late_ns = clock.now_ns().saturating_sub(deadline);
-                        lateness.record(Duration::from_nanos(late_ns));
-                        lag.record(late_ns);
-                        // A probe whose tick is further behind than the run is long has taken
-                        // over twice its time: it cannot pass, and could go on for minutes.
-                        if spec.stop_early && late_ns > run_ns {
-                            lag.stop_behind(late_ns);
-                            stopped_early = true;
-                            stopped_behind = true;
-                            break;
-                        }
-                        side.run(tracks, deadline - base);
-                        ticks_done.store(k + 1, Ordering::Release);
-                        butler_thread.unpark();
-                        if spec.stop_early && side.cannot_pass(spec) {
-                            stopped_early = true;
-                            break;
-                        }
-                    }
-                    IN_REALTIME_LOOP.with(|c| c.set(false));
-                    let allocations = REALTIME_ALLOCATIONS.load(Ordering::Relaxed) - allocs0;
-                    let cpu_s = thread_cpu_s() - cpu0;
-                    if locked {
-                        // Undoes this run's mlockall (or, in a search, keeps it for the next
-                        // probe); nothing else in trackbench locks memory.
-                        crate::platform::release_memory();
-                    }
-                    drop(grant);
-                    finished.store(true, Ordering::Release);
-                    butler_thread.unpark();
-                    (
-                        side,
-                        TickReport {
-                            lateness: Some(lateness),
-                            lag: lag.finish(),
-                            realtime,
-                            realtime_note: note,
-                            cpu_s,
-                            interrupted,
-                            stopped_early,
-                            stopped_behind,
-                            allocations: ALLOCATIONS_COUNTED
-                                .load(Ordering::Relaxed)
-                                .then_some(allocations),
-                        },
-                    )
+                    tick_thread(spec, tracks, side, sh, base, &butler_thread)
                 })
                 .map_err(|e| Error::io("cannot start the audio tick thread", e))?;
             let total_ms = total * period_ns / 1_000_000;
             ctl.progress
                 .begin("streaming", total_ms, ProgressUnit::Millis);
             let mut driver = Threaded {
-                ticks_done,
-                finished,
-                stop,
-                end,
+                ticks_done: &sh.ticks_done,
+                finished: &sh.finished,
+                stop: &sh.stop,
+                end: &sh.end,
                 period_ns,
                 ctl,
                 started: Instant::now(),
@@ -227,7 +153,7 @@ impl Timing for RealTime {
             };
             let served = butler(&mut driver);
             if served.is_err() {
-                stop.store(true, Ordering::Relaxed);
+                sh.stop.store(true, Ordering::Relaxed);
             }
             ctl.progress.end();
             let joined = handle.join();
@@ -240,6 +166,134 @@ impl Timing for RealTime {
             })
         })
     }
+}
+
+/// What the tick's thread and the butler share: a stop (an interruption, the butler failed),
+/// the periods played, the periods the tick plays in all (fewer once the run has shown its
+/// verdict), and the tick's end.
+struct Shared {
+    stop: AtomicBool,
+    ticks_done: AtomicU64,
+    end: AtomicU64,
+    finished: AtomicBool,
+}
+
+/// The audio tick's thread: real-time where granted (everything it needs allocated before it
+/// asks), its periods played on absolute deadlines from `base`, waking the butler after each;
+/// then what it measured of itself.
+fn tick_thread<T: TickSide>(
+    spec: &StreamSpec,
+    tracks: &[Track],
+    mut side: T,
+    sh: &Shared,
+    base: u64,
+    butler_thread: &std::thread::Thread,
+) -> (T, TickReport) {
+    let (period_ns, total) = (spec.period_ns(), spec.ticks());
+    let mut lateness = LatencyHist::default();
+    let mut lag = LagSeries::new(total, period_ns);
+    let grant = crate::platform::go_realtime(spec.period_frames, spec.format.rate_hz);
+    let (realtime, locked) = (grant.granted, grant.memory_locked);
+    let note = grant
+        .refused
+        .as_ref()
+        .map(|r| format!("not real-time: {r}"));
+    let cpu0 = thread_cpu_s();
+    let allocs0 = REALTIME_ALLOCATIONS.load(Ordering::Relaxed);
+    IN_REALTIME_LOOP.with(|c| c.set(true));
+    let ended = play_periods(
+        spec,
+        tracks,
+        &mut side,
+        sh,
+        base,
+        butler_thread,
+        (&mut lateness, &mut lag),
+    );
+    IN_REALTIME_LOOP.with(|c| c.set(false));
+    let allocations = REALTIME_ALLOCATIONS.load(Ordering::Relaxed) - allocs0;
+    let cpu_s = thread_cpu_s() - cpu0;
+    if locked {
+        // Undoes this run's mlockall (or, in a search, keeps it for the next probe); nothing
+        // else in trackbench locks memory.
+        crate::platform::release_memory();
+    }
+    drop(grant);
+    sh.finished.store(true, Ordering::Release);
+    butler_thread.unpark();
+    (
+        side,
+        TickReport {
+            lateness: Some(lateness),
+            lag: lag.finish(),
+            realtime,
+            realtime_note: note,
+            cpu_s,
+            interrupted: ended.interrupted,
+            stopped_early: ended.stopped_early,
+            stopped_behind: ended.stopped_behind,
+            allocations: ALLOCATIONS_COUNTED
+                .load(Ordering::Relaxed)
+                .then_some(allocations),
+        },
+    )
+}
+
+/// How the tick's loop ended, besides playing every period.
+#[derive(Default)]
+struct TickEnded {
+    interrupted: bool,
+    stopped_early: bool,
+    stopped_behind: bool,
+}
+
+/// The tick's real-time loop: each period on its deadline, its lateness recorded, `side` run,
+/// the butler woken; it ends at the last period, at a stop, where the run may stop early and
+/// can no longer pass, or where a probe's tick is further behind than the run is long (it has
+/// taken over twice its time: it cannot pass, and could go on for minutes). Nothing in it
+/// allocates.
+fn play_periods<T: TickSide>(
+    spec: &StreamSpec,
+    tracks: &[Track],
+    side: &mut T,
+    sh: &Shared,
+    base: u64,
+    butler_thread: &std::thread::Thread,
+    (lateness, lag): (&mut LatencyHist, &mut LagSeries),
+) -> TickEnded {
+    let (period_ns, total) = (spec.period_ns(), spec.ticks());
+    let clock = RealClock;
+    let start = clock.now_ns() + period_ns;
+    let run_ns = total * period_ns;
+    let mut ended = TickEnded::default();
+    for k in 0..total {
+        if sh.stop.load(Ordering::Relaxed) {
+            ended.interrupted = true;
+            break;
+        }
+        if k >= sh.end.load(Ordering::Relaxed) {
+            break;
+        }
+        let deadline = start + k * period_ns;
+        clock.sleep_until(deadline);
+        let late_ns = clock.now_ns().saturating_sub(deadline);
+        lateness.record(Duration::from_nanos(late_ns));
+        lag.record(late_ns);
+        if spec.stop_early && late_ns > run_ns {
+            lag.stop_behind(late_ns);
+            ended.stopped_early = true;
+            ended.stopped_behind = true;
+            break;
+        }
+        side.run(tracks, deadline - base);
+        sh.ticks_done.store(k + 1, Ordering::Release);
+        butler_thread.unpark();
+        if spec.stop_early && side.cannot_pass(spec) {
+            ended.stopped_early = true;
+            break;
+        }
+    }
+    ended
 }
 
 /// Runs `spec` on real files: `play` for the playback tracks, `record` for the capture tracks (new,

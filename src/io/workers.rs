@@ -113,61 +113,76 @@ pub fn drive_threads(
                 }
             }
         }
-        // The measuring thread watches: progress every 50 ms, the timeline every step.
-        let watch_timeline = !ctl.world.is_alone();
-        let mut next_mark = start + TIMELINE_STEP;
-        let mut last_progress = start;
-        while running.load(Ordering::Acquire) > 0 {
-            let now = Instant::now();
-            if watch_timeline {
-                while now >= next_mark {
-                    timeline.push((
-                        bytes_done.load(Ordering::Relaxed),
-                        ops_done.load(Ordering::Relaxed),
-                    ));
-                    next_mark += TIMELINE_STEP;
-                }
-            }
-            if now - last_progress >= PROGRESS_EVERY {
-                last_progress = now;
-                ctl.progress.set(match unit {
-                    ProgressUnit::Bytes => bytes_done.load(Ordering::Relaxed),
-                    ProgressUnit::Millis => (now - start).as_millis() as u64,
-                    ProgressUnit::Count => ops_done.load(Ordering::Relaxed),
-                });
-            }
-            let wake = if watch_timeline {
-                next_mark.min(now + PROGRESS_EVERY)
-            } else {
-                now + PROGRESS_EVERY
-            };
-            std::thread::park_timeout(wake.saturating_duration_since(Instant::now()).max(TICK_MIN));
-        }
+        timeline = watch(ctl, start, unit, &running, (&bytes_done, &ops_done));
         handles.into_iter().map(join).collect()
     });
     ctl.progress.end();
+    let interrupted = issue.lock().map(|i| i.interrupted).unwrap_or(false);
+    gathered(results, start, interrupted, timeline)
+}
+
+/// The measuring thread's watch while workers run: progress every `PROGRESS_EVERY`, and in a
+/// studio the timeline of bytes and requests done every `TIMELINE_STEP`, until the last worker
+/// has finished (it wakes this thread). The timeline.
+fn watch(
+    ctl: &Control<'_>,
+    start: Instant,
+    unit: ProgressUnit,
+    running: &AtomicU64,
+    (bytes_done, ops_done): (&AtomicU64, &AtomicU64),
+) -> Vec<(u64, u64)> {
+    let mut timeline = Vec::new();
+    let watch_timeline = !ctl.world.is_alone();
+    let mut next_mark = start + TIMELINE_STEP;
+    let mut last_progress = start;
+    while running.load(Ordering::Acquire) > 0 {
+        let now = Instant::now();
+        if watch_timeline {
+            while now >= next_mark {
+                timeline.push((
+                    bytes_done.load(Ordering::Relaxed),
+                    ops_done.load(Ordering::Relaxed),
+                ));
+                next_mark += TIMELINE_STEP;
+            }
+        }
+        if now - last_progress >= PROGRESS_EVERY {
+            last_progress = now;
+            ctl.progress.set(match unit {
+                ProgressUnit::Bytes => bytes_done.load(Ordering::Relaxed),
+                ProgressUnit::Millis => (now - start).as_millis() as u64,
+                ProgressUnit::Count => ops_done.load(Ordering::Relaxed),
+            });
+        }
+        let wake = if watch_timeline {
+            next_mark.min(now + PROGRESS_EVERY)
+        } else {
+            now + PROGRESS_EVERY
+        };
+        std::thread::park_timeout(wake.saturating_duration_since(Instant::now()).max(TICK_MIN));
+    }
+    timeline
+}
+
+/// The workers' figures together: both ways' requests, their CPU time, and the run's length
+/// to the last completion; the first worker's error, where one failed.
+fn gathered(
+    results: Vec<Result<WorkerStats>>,
+    start: Instant,
+    interrupted: bool,
+    timeline: Vec<(u64, u64)>,
+) -> Result<DriveStats> {
     let mut read = DirStats::default();
     let mut write = DirStats::default();
     let mut cpu_s = 0.0;
     let mut last = start;
-    let mut first_error = None;
     for r in results {
-        match r {
-            Ok(w) => {
-                read.merge(&w.read);
-                write.merge(&w.write);
-                cpu_s += w.cpu_s;
-                last = last.max(w.last_completion);
-            }
-            Err(e) => {
-                first_error.get_or_insert(e);
-            }
-        }
+        let w = r?;
+        read.merge(&w.read);
+        write.merge(&w.write);
+        cpu_s += w.cpu_s;
+        last = last.max(w.last_completion);
     }
-    if let Some(e) = first_error {
-        return Err(e);
-    }
-    let interrupted = issue.lock().map(|i| i.interrupted).unwrap_or(false);
     Ok(DriveStats {
         read,
         write,

@@ -6,8 +6,15 @@ use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
 use std::fs::{self, File, OpenOptions};
-use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+
+mod clean;
+mod lock;
+
+pub use clean::{Cleaned, abandoned, clean};
+#[cfg(unix)]
+use lock::mark_cleaner;
+use lock::take_lock;
 
 /// Name of the data directory created inside a directory target.
 pub const DIR_NAME: &str = "trackbench-data";
@@ -638,17 +645,6 @@ impl Drop for DataDir {
     }
 }
 
-/// What `clean` did.
-#[derive(Debug, Default)]
-pub struct Cleaned {
-    /// Files removed: name and size on disk.
-    pub removed: Vec<(String, u64)>,
-    /// Names found in the data directory that trackbench did not create (left alone).
-    pub foreign: Vec<String>,
-    /// Why files listed in the manifest were left alone.
-    pub notes: Vec<String>,
-}
-
 /// Where a run's data directory is: `target/trackbench-data`, or a rank's inside it.
 pub fn root_of(target: &Path, rank: Option<u32>) -> PathBuf {
     match rank {
@@ -685,88 +681,6 @@ pub fn rank_dirs(target: &Path) -> Vec<u32> {
         .collect();
     ranks.sort_unstable();
     ranks
-}
-
-/// True when `rank`'s data directory in `target` is there, with its lock held by no process: the
-/// run that made it ended without cleaning up (killed, or its host lost). A lock still held, or
-/// no directory, says nothing of the kind.
-pub fn abandoned(target: &Path, rank: u32) -> bool {
-    let lock_path = root_of(target, Some(rank)).join(LOCK_NAME);
-    let Ok(f) = OpenOptions::new().read(true).write(true).open(&lock_path) else {
-        return false;
-    };
-    match f.try_lock() {
-        Ok(()) => {
-            let _ = f.unlock();
-            true
-        }
-        Err(_) => false,
-    }
-}
-
-/// Removes trackbench's data from `target` (the `clean` command): files listed in the manifest
-/// that are still the ones trackbench created, the manifest, the lock and the directory if it is
-/// then empty; and the same in every rank's directory a studio run left there.
-pub fn clean(target: &Path) -> Result<Cleaned> {
-    let mut out = Cleaned::default();
-    for rank in rank_dirs(target) {
-        let c = clean_root(target, Some(rank))?;
-        let sub = rank_dir_name(rank);
-        out.removed.extend(
-            c.removed
-                .into_iter()
-                .map(|(n, b)| (format!("{sub}/{n}"), b)),
-        );
-        out.foreign
-            .extend(c.foreign.into_iter().map(|n| format!("{sub}/{n}")));
-        out.notes.extend(c.notes);
-    }
-    let c = clean_root(target, None)?;
-    out.removed.extend(c.removed);
-    out.foreign.extend(
-        c.foreign
-            .into_iter()
-            .filter(|n| !is_rank_dir_name(n) || !root_of(target, None).join(n).is_dir()),
-    );
-    out.notes.extend(c.notes);
-    Ok(out)
-}
-
-fn clean_root(target: &Path, rank: Option<u32>) -> Result<Cleaned> {
-    let root = root_of(target, rank);
-    let Ok(m) = fs::symlink_metadata(&root) else {
-        return Ok(Cleaned::default());
-    };
-    if m.is_dir() && !root.join(MANIFEST_NAME).exists() && check_own_dir(&root).is_err() {
-        // Nothing of trackbench's is listed there: report what is there, touch nothing.
-        let mut out = Cleaned::default();
-        if let Ok(rd) = fs::read_dir(&root) {
-            out.foreign = rd
-                .flatten()
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .collect();
-        }
-        return Ok(out);
-    }
-    let mut d = DataDir::open_at(target, rank, false)?;
-    let mut out = Cleaned {
-        notes: std::mem::take(&mut d.notes),
-        ..Cleaned::default()
-    };
-    // open() kept only entries naming trackbench's own files: these are what close() deletes.
-    for e in &d.manifest.files {
-        if let Ok(m) = fs::symlink_metadata(d.root.join(&e.name)) {
-            out.removed.push((e.name.clone(), m.len()));
-        }
-    }
-    out.notes.extend(d.close()?);
-    if let Ok(rd) = fs::read_dir(&root) {
-        for e in rd.flatten() {
-            out.foreign
-                .push(e.file_name().to_string_lossy().into_owned());
-        }
-    }
-    Ok(out)
 }
 
 /// Refuses a `trackbench-data` that trackbench must not use: a symbolic link (its lock, manifest
@@ -858,159 +772,6 @@ fn tagged(path: &Path, content_id: u32) -> bool {
         && crate::content::check_tag(&tag, content_id, crate::audio::DATA_OFFSET)
 }
 
-/// Writes in the lock that an interrupted run's cleaner holds it (with this process's pid):
-/// a run or `clean` started meanwhile waits for the cleaner rather than refusing.
-#[cfg(unix)]
-fn mark_cleaner(lock: &mut File, root: &Path) -> Result<()> {
-    let me = format!("{}\n{CLEANER_MARK}\n", std::process::id());
-    lock.set_len(0)
-        .and_then(|_| lock.seek(SeekFrom::Start(0)))
-        .and_then(|_| lock.write_all(me.as_bytes()))
-        .map_err(|e| {
-            Error::io(
-                format!("cannot write {}", root.join(LOCK_NAME).display()),
-                e,
-            )
-        })
-}
-
-/// The second line of the lock file while an interrupted run's cleaner holds it.
-const CLEANER_MARK: &str = "cleaner";
-
-/// How long a run waits for an interrupted run's cleaner before it gives up.
-const CLEANER_WAIT: std::time::Duration = std::time::Duration::from_secs(120);
-
-/// Waits up to `limit` for the lock `f` is the file of to be free (polling, so that the wait is
-/// bounded on every platform); true when it was. The lock is not kept: the caller reopens the
-/// file, which the holder may have removed meanwhile.
-fn wait_for_unlock(f: &File, limit: std::time::Duration) -> bool {
-    let start = std::time::Instant::now();
-    while start.elapsed() < limit {
-        std::thread::sleep(std::time::Duration::from_millis(50));
-        if f.try_lock().is_ok() {
-            let _ = f.unlock();
-            return true;
-        }
-    }
-    false
-}
-
-fn take_lock(root: &Path, notes: &mut Vec<String>) -> Result<File> {
-    let lock_path = root.join(LOCK_NAME);
-    for _ in 0..20 {
-        match fs::create_dir(root) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-            Err(e) if e.kind() == std::io::ErrorKind::ReadOnlyFilesystem => {
-                return Err(Error::ReadOnly {
-                    path: root.parent().unwrap_or(root).to_path_buf(),
-                    cause: e,
-                });
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
-                return Err(Error::NotWritable {
-                    path: root.parent().unwrap_or(root).to_path_buf(),
-                    cause: e,
-                });
-            }
-            Err(e) => return Err(Error::io(format!("cannot create {}", root.display()), e)),
-        }
-        let mut f = match OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&lock_path)
-        {
-            Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue, // directory just removed
-            Err(e) if e.kind() == std::io::ErrorKind::ReadOnlyFilesystem => {
-                return Err(Error::ReadOnly {
-                    path: root.to_path_buf(),
-                    cause: e,
-                });
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
-                return Err(Error::NotWritable {
-                    path: root.to_path_buf(),
-                    cause: e,
-                });
-            }
-            Err(e) => return Err(Error::io(format!("cannot open {}", lock_path.display()), e)),
-        };
-        // flock(LOCK_EX | LOCK_NB) on Unix, LockFileEx on Windows.
-        if let Err(lock_err) = f.try_lock() {
-            let err = match lock_err {
-                fs::TryLockError::WouldBlock => None,
-                fs::TryLockError::Error(e) => Some(e),
-            };
-            if err.is_none() {
-                let mut s = String::new();
-                let _ = f.read_to_string(&mut s);
-                let pid = s.lines().next().unwrap_or("").trim();
-                // An interrupted run's cleaner is removing its files: they are going, so wait
-                // for it (bounded: a cleaner on a hung filesystem must not hang this run).
-                if s.lines().nth(1).map(str::trim) == Some(CLEANER_MARK) {
-                    let started = std::time::Instant::now();
-                    if wait_for_unlock(&f, CLEANER_WAIT) {
-                        notes.push(format!(
-                            "waited {:.1} s for an interrupted run's cleaner (pid {pid}) to remove its files",
-                            started.elapsed().as_secs_f64()
-                        ));
-                        drop(f);
-                        continue;
-                    }
-                    return Err(Error::Cleaning {
-                        path: root.parent().unwrap_or(root).to_path_buf(),
-                        pid: pid.to_string(),
-                        waited_s: CLEANER_WAIT.as_secs(),
-                    });
-                }
-                return Err(Error::Locked {
-                    path: root.parent().unwrap_or(root).to_path_buf(),
-                    pid: if pid.is_empty() {
-                        "unknown".into()
-                    } else {
-                        pid.into()
-                    },
-                });
-            }
-            return Err(Error::io(
-                format!("cannot lock {}", lock_path.display()),
-                err.unwrap_or_else(|| std::io::ErrorKind::WouldBlock.into()),
-            ));
-        }
-        // The holder before us may have unlinked this file just before we locked it.
-        let same = match (
-            crate::platform::identity_of_file(&f),
-            crate::platform::identity_of_path(&lock_path),
-        ) {
-            (Ok(a), Ok(b)) => a == b,
-            _ => false,
-        };
-        if !same {
-            continue;
-        }
-        let mut old = String::new();
-        let _ = f.read_to_string(&mut old);
-        if let Some(pid) = old.lines().next().map(str::trim).filter(|p| !p.is_empty()) {
-            notes.push(format!(
-                "recovered the lock left by an interrupted run (pid {pid}); its files will be reused or removed"
-            ));
-        }
-        let me = format!("{}\n", std::process::id());
-        f.set_len(0)
-            .and_then(|_| f.seek(SeekFrom::Start(0)))
-            .and_then(|_| f.write_all(me.as_bytes()))
-            .map_err(|e| Error::io(format!("cannot write {}", lock_path.display()), e))?;
-        return Ok(f);
-    }
-    Err(Error::BadTarget {
-        path: root.to_path_buf(),
-        reason: "the lock file keeps changing under another process".to_string(),
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1030,7 +791,7 @@ mod tests {
         let lock = fs::read_to_string(t.path().join(DIR_NAME).join(LOCK_NAME)).unwrap();
         assert_eq!(
             lock,
-            format!("{}\n{CLEANER_MARK}\n", std::process::id()),
+            format!("{}\n{}\n", std::process::id(), lock::CLEANER_MARK),
             "the handed-over lock says a cleaner holds it"
         );
         let target = t.path().to_path_buf();
