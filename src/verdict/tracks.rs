@@ -321,6 +321,39 @@ pub fn judge(spec: &StreamSpec, run: TracksRun) -> StreamOutcome {
     out
 }
 
+/// Why a run of `spec` did not pass, the first rule that holds deciding: its xruns, its worst
+/// headroom below the margin, its tick behind its schedule (the rings' trend and the butler's
+/// idle time were then measured against a lighter demand), the capacity rules on its
+/// `evidence`, or a run (`ran_ns`) too short to tell (shorter than `min_run_s`). A pass needs
+/// none, and positive evidence.
+fn shortcoming_of(
+    spec: &StreamSpec,
+    (xruns, worst_headroom_pct): (u64, f64),
+    tick_behind_pct: Option<f64>,
+    evidence: &CapacityEvidence,
+    (ran_ns, min_run_s): (u64, f64),
+) -> Option<Shortcoming> {
+    if xruns > 0 {
+        Some(Shortcoming::Xruns { count: xruns })
+    } else if worst_headroom_pct < 100.0 * spec.margin {
+        Some(Shortcoming::BelowMargin {
+            worst_pct: worst_headroom_pct,
+            margin_pct: 100.0 * spec.margin,
+        })
+    } else if let Some(s) = Shortcoming::tick_behind(tick_behind_pct) {
+        Some(s)
+    } else if let Some(s) = evidence.shortcoming() {
+        Some(s)
+    } else if evidence.idle_pct.is_none() {
+        Some(Shortcoming::TooShort {
+            ran_s: ran_ns as f64 / 1e9,
+            needed_s: min_run_s,
+        })
+    } else {
+        None
+    }
+}
+
 /// Gathers the tick's and the tracks' accounting into an outcome; `outcome` adds I/O figures.
 fn assemble(
     spec: &StreamSpec,
@@ -359,32 +392,17 @@ fn assemble(
     let xruns = tick.underruns + tick.overruns;
     let tick_behind_pct =
         tick_behind_of(lag, sustain.map(|s| (s.from_ms, s.to_ms)), stopped_behind);
-    // The first of these that holds decides; a pass needs none, and positive evidence.
-    let shortcoming = if xruns > 0 {
-        Some(Shortcoming::Xruns { count: xruns })
-    } else if worst_headroom_pct < 100.0 * spec.margin {
-        Some(Shortcoming::BelowMargin {
-            worst_pct: worst_headroom_pct,
-            margin_pct: 100.0 * spec.margin,
-        })
-    } else if let Some(s) = Shortcoming::tick_behind(tick_behind_pct) {
-        // The rings' trend and the butler's idle time were measured against a lighter demand.
-        Some(s)
-    } else if let Some(s) = CapacityEvidence::of_stream(sustain, butler_idle_pct, simulated)
+    let evidence = CapacityEvidence::of_stream(sustain, butler_idle_pct, simulated)
         .through_page_cache(!spec.policy.direct)
         .with_buffered(buffered_sustain)
-        .with_hold(longest_hold_ms, sustain)
-        .shortcoming()
-    {
-        Some(s)
-    } else if butler_idle_pct.is_none() {
-        Some(Shortcoming::TooShort {
-            ran_s: ran_ns as f64 / 1e9,
-            needed_s: min_run,
-        })
-    } else {
-        None
-    };
+        .with_hold(longest_hold_ms, sustain);
+    let shortcoming = shortcoming_of(
+        spec,
+        (xruns, worst_headroom_pct),
+        tick_behind_pct,
+        &evidence,
+        (ran_ns, min_run),
+    );
     let verdict = match shortcoming {
         None => Verdict::Pass,
         Some(Shortcoming::Xruns { .. }) => Verdict::Fail,

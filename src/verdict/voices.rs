@@ -10,6 +10,7 @@ use super::windows::{MIN_STEADY_S, tick_behind_of};
 use super::{Judged, Shortcoming, Verdict, own_verdict};
 use crate::control::{Control, NoProgress, Progress};
 use crate::engine::ring::RingMemory;
+use crate::engine::seams::EngineOut;
 use crate::engine::virtual_time::DeviceModel;
 use crate::engine::voices::{
     self, Library, Notes, SampleFile, Slack, VoicePlayer, VoicesRun, streams,
@@ -332,27 +333,26 @@ pub fn simulate_watched(
     Ok(judge_run(spec, run))
 }
 
-/// A sampler run, real or simulated, as its outcome.
-pub fn judge_run(spec: &StreamSpec, run: VoicesRun) -> SamplerOutcome {
-    let VoicesRun {
-        engine: e,
-        slack,
-        lib,
-        voices,
-        notes_per_s,
-        simulated,
-        peak_rss_bytes,
-    } = run;
-    let player = e.side;
-    let rate = spec.format.bytes_per_second();
+/// What a sampler run showed over its steady part, the run after its first ring's warm-up
+/// (where it ran long enough to pass): the butler's idle share, the voices' stock's trend, the
+/// most of it one hold accounts for, and the tick's lag behind its schedule.
+struct Steady {
+    idle: Option<Idle>,
+    shortfall_pct: Option<f64>,
+    one_hold_pct: Option<f64>,
+    tick_behind_pct: Option<f64>,
+}
+
+fn steady_part(spec: &StreamSpec, e: &EngineOut<VoicePlayer>, simulated: bool) -> Steady {
+    let player = &e.side;
     let ran_s = (e.ran_ns as f64 / 1e9).max(f64::MIN_POSITIVE);
     let warm_ns = (spec.ring_s() * 1e9) as u64;
-    let idle = (ran_s >= min_run_s(spec) && e.ran_ns > warm_ns).then(|| Idle {
+    let long_enough = ran_s >= min_run_s(spec);
+    let idle = (long_enough && e.ran_ns > warm_ns).then(|| Idle {
         whole_pct: 100.0 * e.idle.share(warm_ns, e.ran_ns),
         late_pct: 100.0 * e.idle.share(warm_ns + (e.ran_ns - warm_ns) / 2, e.ran_ns),
     });
-    let preload_ms = lib.preload_bytes as f64 / rate as f64 * 1e3;
-    let shortfall_pct = (ran_s >= min_run_s(spec))
+    let shortfall_pct = long_enough
         .then(|| player.stock.shortfall_pct(warm_ns, spec.period_ns()))
         .flatten();
     let hold_ms = longest_hold_ms(
@@ -373,6 +373,35 @@ pub fn judge_run(spec: &StreamSpec, run: VoicesRun) -> SamplerOutcome {
             .map(|last| (warm_ns as f64 / 1e6, last.t_ms)),
         e.tick.stopped_behind,
     );
+    Steady {
+        idle,
+        shortfall_pct,
+        one_hold_pct,
+        tick_behind_pct,
+    }
+}
+
+/// A sampler run, real or simulated, as its outcome.
+pub fn judge_run(spec: &StreamSpec, run: VoicesRun) -> SamplerOutcome {
+    let VoicesRun {
+        engine: e,
+        slack,
+        lib,
+        voices,
+        notes_per_s,
+        simulated,
+        peak_rss_bytes,
+    } = run;
+    let Steady {
+        idle,
+        shortfall_pct,
+        one_hold_pct,
+        tick_behind_pct,
+    } = steady_part(spec, &e, simulated);
+    let player = e.side;
+    let rate = spec.format.bytes_per_second();
+    let ran_s = (e.ran_ns as f64 / 1e9).max(f64::MIN_POSITIVE);
+    let preload_ms = lib.preload_bytes as f64 / rate as f64 * 1e3;
     let (verdict, shortcoming) = judge(
         spec,
         &player,
