@@ -6,6 +6,7 @@ use crate::error::{Error, Result};
 use crate::stats::Histogram;
 use crate::units::fmt_figure;
 use plotters::coord::Shift;
+use plotters::coord::ranged1d::AsRangedCoord;
 use plotters::prelude::*;
 use std::ops::Range;
 
@@ -27,11 +28,14 @@ pub const SERIES: [RGBColor; 6] = [BLUE, ORANGE, GREEN, PURPLE, SKY, RED];
 const FONT: &str = "sans-serif";
 
 type Area<'a> = DrawingArea<SVGBackend<'a>, Shift>;
-type Drawn = std::result::Result<(), Box<dyn std::error::Error>>;
+type DrawError = Box<dyn std::error::Error>;
+type Drawn = std::result::Result<(), DrawError>;
+/// A chart's frame on `DB`, `X` by `Y` ([`frame`]).
+type Framed<'a, DB, X, Y> = ChartContext<'a, DB, Cartesian2d<X, Y>>;
 
 /// Every chart's legend: a light box at `at`, the series' names in the report's font.
-fn draw_legend<'a, CT: CoordTranslate>(
-    c: &mut ChartContext<'a, SVGBackend<'a>, CT>,
+fn draw_legend<'a, 'b: 'a, CT: CoordTranslate>(
+    c: &mut ChartContext<'a, SVGBackend<'b>, CT>,
     at: SeriesLabelPosition,
 ) -> Drawn {
     c.configure_series_labels()
@@ -43,11 +47,21 @@ fn draw_legend<'a, CT: CoordTranslate>(
     Ok(())
 }
 
-/// Draws on a fresh canvas and returns the SVG; `title` names the chart in an error.
+/// Draws on a fresh canvas of the reports' size and returns the SVG; `title` names the chart in
+/// an error.
 fn canvas(title: &str, draw: impl FnOnce(&Area<'_>) -> Drawn) -> Result<String> {
+    canvas_sized(title, (WIDTH, HEIGHT), draw)
+}
+
+/// [`canvas`] of `size` pixels.
+fn canvas_sized(
+    title: &str,
+    size: (u32, u32),
+    draw: impl FnOnce(&Area<'_>) -> Drawn,
+) -> Result<String> {
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
         let drawn = root
             .fill(&WHITE)
             .map_err(|e| e.into())
@@ -60,6 +74,29 @@ fn canvas(title: &str, draw: impl FnOnce(&Area<'_>) -> Drawn) -> Result<String> 
     }
     Ok(svg)
 }
+
+/// Every chart's frame: its title over the plotting area, room for the axes' labels, and the
+/// coordinates `x` by `y`.
+fn frame<'a, DB, X: AsRangedCoord, Y: AsRangedCoord>(
+    root: &'a DrawingArea<DB, Shift>,
+    title: &str,
+    x: X,
+    y: Y,
+) -> std::result::Result<Framed<'a, DB, X::CoordDescType, Y::CoordDescType>, DrawError>
+where
+    DB: DrawingBackend + 'a,
+    DB::ErrorType: 'static,
+{
+    Ok(ChartBuilder::on(root)
+        .caption(title, (FONT, 17))
+        .margin(12)
+        .x_label_area_size(42)
+        .y_label_area_size(60)
+        .build_cartesian_2d(x, y)?)
+}
+
+/// The light grid lines of every chart with a grid.
+const GRID: RGBColor = RGBColor(235, 235, 235);
 
 /// A range that shows `values` with a little room, never empty.
 pub fn padded(lo: f64, hi: f64) -> Range<f64> {
@@ -96,19 +133,14 @@ pub fn lines(
     marks: &[Rule],
 ) -> Result<String> {
     canvas(title, |root| {
-        let mut c = ChartBuilder::on(root)
-            .caption(title, (FONT, 17))
-            .margin(12)
-            .x_label_area_size(42)
-            .y_label_area_size(60)
-            .build_cartesian_2d(x.clone(), y.clone())?;
+        let mut c = frame(root, title, x.clone(), y.clone())?;
         c.configure_mesh()
             .x_desc(x_desc)
             .y_desc(y_desc)
             .x_label_formatter(&|v| fmt_figure(*v))
             .y_label_formatter(&|v| fmt_figure(*v))
             .label_style((FONT, 12))
-            .light_line_style(RGBColor(235, 235, 235))
+            .light_line_style(GRID)
             .draw()?;
         for m in marks {
             let color = m.color;
@@ -168,16 +200,12 @@ pub fn bars(
     let n = categories.len().max(1);
     let per = series.len().max(1);
     canvas(title, |root| {
-        let mut c = ChartBuilder::on(root)
-            .caption(title, (FONT, 17))
-            .margin(12)
-            .x_label_area_size(42)
-            .y_label_area_size(60)
-            // Room above the bars for their labels and the legend.
-            .build_cartesian_2d(
-                0f64..n as f64,
-                0f64..(top * if per > 1 { 1.4 } else { 1.15 }).max(1e-9),
-            )?;
+        let mut c = frame(
+            root,
+            title,
+            0f64..n as f64,
+            0f64..(top * if per > 1 { 1.4 } else { 1.15 }).max(1e-9),
+        )?;
         let cats = categories.to_vec();
         c.configure_mesh()
             .disable_x_mesh()
@@ -193,7 +221,7 @@ pub fn bars(
             .y_desc(y_desc)
             .y_label_formatter(&|v| fmt_figure(*v))
             .label_style((FONT, 12))
-            .light_line_style(RGBColor(235, 235, 235))
+            .light_line_style(GRID)
             .draw()?;
         let width = 0.8 / per as f64;
         for (k, s) in series.iter().enumerate() {
@@ -251,12 +279,12 @@ pub fn histograms(
         (1.0, 10.0)
     };
     canvas(title, |root| {
-        let mut c = ChartBuilder::on(root)
-            .caption(title, (FONT, 17))
-            .margin(12)
-            .x_label_area_size(42)
-            .y_label_area_size(60)
-            .build_cartesian_2d((lo..hi).log_scale(), 0f64..(top * 1.1).max(1.0))?;
+        let mut c = frame(
+            root,
+            title,
+            (lo..hi).log_scale(),
+            0f64..(top * 1.1).max(1.0),
+        )?;
         c.configure_mesh()
             .x_desc(axes.0)
             .y_desc(axes.1)
@@ -323,19 +351,14 @@ pub fn probes(
         .chain(answer)
         .fold(0.0f64, f64::max);
     canvas(title, |root| {
-        let mut c = ChartBuilder::on(root)
-            .caption(title, (FONT, 17))
-            .margin(12)
-            .x_label_area_size(42)
-            .y_label_area_size(60)
-            .build_cartesian_2d(padded(0.0, t_end), 0f64..(top * 1.15).max(1.0))?;
+        let mut c = frame(root, title, padded(0.0, t_end), 0f64..(top * 1.15).max(1.0))?;
         c.configure_mesh()
             .x_desc("seconds into the search")
             .y_desc(y_desc)
             .x_label_formatter(&|v| fmt_figure(*v))
             .y_label_formatter(&|v| fmt_figure(*v))
             .label_style((FONT, 12))
-            .light_line_style(RGBColor(235, 235, 235))
+            .light_line_style(GRID)
             .draw()?;
         c.draw_series(LineSeries::new(
             points.iter().map(|p| (p.t_s, p.count)),
@@ -375,60 +398,50 @@ pub fn probes(
 pub fn percent_bars(title: &str, bars: &[(String, f64, String)]) -> Result<String> {
     let n = bars.len().max(1);
     let height = (60 + 34 * n as u32).max(120);
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (WIDTH, height)).into_drawing_area();
-        let drawn = (|| -> Drawn {
-            root.fill(&WHITE)?;
-            let mut c = ChartBuilder::on(&root)
-                .caption(title, (FONT, 15))
-                .margin(10)
-                .x_label_area_size(28)
-                .y_label_area_size(160)
-                .build_cartesian_2d(0f64..112f64, 0f64..n as f64)?;
-            let names: Vec<String> = bars.iter().map(|b| b.0.clone()).collect();
-            c.configure_mesh()
-                .disable_y_mesh()
-                .y_labels(n * 2 + 1)
-                .y_label_formatter(&move |y| {
-                    let i = y.floor() as usize;
-                    if (y - i as f64 - 0.5).abs() < 1e-6 {
-                        names.get(n - 1 - i).cloned().unwrap_or_default()
-                    } else {
-                        String::new()
-                    }
-                })
-                .x_label_formatter(&|x| format!("{x:.0}%"))
-                .label_style((FONT, 12))
-                .light_line_style(RGBColor(235, 235, 235))
-                .draw()?;
-            c.draw_series(bars.iter().enumerate().map(|(i, (_, pct, _))| {
-                let y0 = (n - 1 - i) as f64 + 0.15;
-                let color = if *pct >= 99.95 { GREEN } else { BLUE };
-                Rectangle::new(
-                    [(0.0, y0), (pct.clamp(0.0, 100.0), y0 + 0.7)],
-                    color.filled(),
-                )
-            }))?;
-            c.draw_series(bars.iter().enumerate().map(|(i, (_, pct, shown))| {
-                Text::new(
-                    format!("{shown} ({pct:.0}%)"),
-                    (pct.clamp(0.0, 100.0) + 1.0, (n - 1 - i) as f64 + 0.5),
-                    (FONT, 12).into_font().color(&BLACK).pos(
-                        plotters::style::text_anchor::Pos::new(
-                            plotters::style::text_anchor::HPos::Left,
-                            plotters::style::text_anchor::VPos::Center,
-                        ),
-                    ),
-                )
-            }))?;
-            root.present()?;
-            Ok(())
-        })();
-        drawn.map_err(|e| Error::Chart {
-            chart: title.to_string(),
-            detail: e.to_string(),
-        })?;
-    }
-    Ok(svg)
+    canvas_sized(title, (WIDTH, height), |root| {
+        let mut c = ChartBuilder::on(root)
+            .caption(title, (FONT, 15))
+            .margin(10)
+            .x_label_area_size(28)
+            .y_label_area_size(160)
+            .build_cartesian_2d(0f64..112f64, 0f64..n as f64)?;
+        let names: Vec<String> = bars.iter().map(|b| b.0.clone()).collect();
+        c.configure_mesh()
+            .disable_y_mesh()
+            .y_labels(n * 2 + 1)
+            .y_label_formatter(&move |y| {
+                let i = y.floor() as usize;
+                if (y - i as f64 - 0.5).abs() < 1e-6 {
+                    names.get(n - 1 - i).cloned().unwrap_or_default()
+                } else {
+                    String::new()
+                }
+            })
+            .x_label_formatter(&|x| format!("{x:.0}%"))
+            .label_style((FONT, 12))
+            .light_line_style(GRID)
+            .draw()?;
+        c.draw_series(bars.iter().enumerate().map(|(i, (_, pct, _))| {
+            let y0 = (n - 1 - i) as f64 + 0.15;
+            let color = if *pct >= 99.95 { GREEN } else { BLUE };
+            Rectangle::new(
+                [(0.0, y0), (pct.clamp(0.0, 100.0), y0 + 0.7)],
+                color.filled(),
+            )
+        }))?;
+        c.draw_series(bars.iter().enumerate().map(|(i, (_, pct, shown))| {
+            Text::new(
+                format!("{shown} ({pct:.0}%)"),
+                (pct.clamp(0.0, 100.0) + 1.0, (n - 1 - i) as f64 + 0.5),
+                (FONT, 12)
+                    .into_font()
+                    .color(&BLACK)
+                    .pos(plotters::style::text_anchor::Pos::new(
+                        plotters::style::text_anchor::HPos::Left,
+                        plotters::style::text_anchor::VPos::Center,
+                    )),
+            )
+        }))?;
+        Ok(())
+    })
 }
