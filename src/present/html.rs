@@ -8,7 +8,7 @@ use super::charts::{self, BarSeries, Line, ProbePoint, Rule};
 use super::summary::{headline, summary};
 use super::terminal::{column_header, columns};
 use super::{shown, words::words};
-use crate::engine::StreamSpec;
+use crate::engine::{FillPoint, StreamSpec};
 use crate::error::Result;
 use crate::result::metrics::{self as m, Def};
 use crate::result::search::CapacityReport;
@@ -630,70 +630,52 @@ fn stream_charts(p: &mut Page, s: &Section, o: &StreamOutcome) -> Result<()> {
         .get("spec")
         .and_then(|v| serde_json::from_value::<StreamSpec>(v.clone()).ok())
         .map_or(20.0, |spec| spec.margin * 100.0);
-    if !o.fill.is_empty() {
-        let pts = |f: fn(&crate::engine::FillPoint) -> f64| {
-            o.fill
-                .iter()
-                .map(|x| (x.t_ms / 1000.0, f(x)))
-                .collect::<Vec<_>>()
-        };
-        let mut xruns: Vec<f64> = o
-            .tracks
-            .iter()
-            .filter_map(|t| t.first_xrun_ms)
-            .map(|ms| (ms / 10.0).round() / 100.0)
-            .collect();
-        xruns.sort_by(f64::total_cmp);
-        xruns.dedup();
-        let marks: Vec<Rule> = xruns
-            .iter()
-            .take(60)
-            .enumerate()
-            .map(|(i, &t)| Rule {
-                at: t,
-                label: if i == 0 {
-                    "xrun (a track's first)".into()
-                } else {
-                    String::new()
-                },
-                color: charts::RED,
-            })
-            .collect();
-        let end = o.fill.last().map_or(1.0, |f| f.t_ms / 1000.0);
-        p.chart(
-            "fill",
-            charts::lines(
-                "Buffer fill over time",
-                ("seconds", charts::padded(0.0, end)),
-                ("headroom, % of the ring", 0.0..105.0),
-                &[
-                    Line {
-                        name: "mean of all rings".into(),
-                        color: charts::BLUE,
-                        points: pts(|f| f.mean_pct),
-                    },
-                    Line {
-                        name: "worst ring".into(),
-                        color: charts::RED,
-                        points: pts(|f| f.worst_pct),
-                    },
-                ],
-                &[Rule {
-                    at: margin_pct,
-                    label: format!("margin {margin_pct:.0}%"),
-                    color: charts::ORANGE,
-                }],
-                &marks,
-            ),
-            &format!(
+    let mut xruns: Vec<f64> = o
+        .tracks
+        .iter()
+        .filter_map(|t| t.first_xrun_ms)
+        .map(|ms| (ms / 10.0).round() / 100.0)
+        .collect();
+    xruns.sort_by(f64::total_cmp);
+    xruns.dedup();
+    let marks: Vec<Rule> = xruns
+        .iter()
+        .take(60)
+        .enumerate()
+        .map(|(i, &t)| Rule {
+            at: t,
+            label: if i == 0 {
+                "xrun (a track's first)".into()
+            } else {
+                String::new()
+            },
+            color: charts::RED,
+        })
+        .collect();
+    fill_chart(
+        p,
+        &o.fill,
+        FillChart {
+            title: "Buffer fill over time",
+            y_desc: "headroom, % of the ring",
+            lines: ("mean of all rings", "worst ring"),
+            rules: vec![Rule {
+                at: margin_pct,
+                label: format!("margin {margin_pct:.0}%"),
+                color: charts::ORANGE,
+            }],
+            marks,
+            caption: format!(
                 "Headroom of the rings (playback: audio left; capture: room left) after each audio period: {} xrun(s){}. Verdict: {}.",
                 o.underruns + o.overruns,
-                o.first_xrun_ms
-                    .map_or(String::new(), |t| format!(", the first at {:.2} s", t / 1000.0)),
+                o.first_xrun_ms.map_or(String::new(), |t| format!(
+                    ", the first at {:.2} s",
+                    t / 1000.0
+                )),
                 o.verdict.word()
             ),
-        )?;
-    }
+        },
+    )?;
     let hist: Vec<(String, RGBColor, &Histogram)> = [
         ("reads", charts::BLUE, &o.histograms.read),
         ("writes", charts::ORANGE, &o.histograms.write),
@@ -709,20 +691,16 @@ fn stream_charts(p: &mut Page, s: &Section, o: &StreamOutcome) -> Result<()> {
         )?;
     }
     if let Some(h) = &o.histograms.tick_lateness {
-        p.chart(
-            "lateness",
-            charts::histograms(
-                "The audio tick's wake-up lateness",
-                ("lateness", "% of periods"),
-                &[("lateness".into(), charts::PURPLE, h)],
-            ),
+        let how = if o.realtime {
+            ", running SCHED_FIFO"
+        } else {
+            ", not real-time"
+        };
+        lateness_chart(
+            p,
+            h,
             &format!(
-                "How late the audio thread woke for each period (scheduling, not the disk){}.",
-                if o.realtime {
-                    ", running SCHED_FIFO"
-                } else {
-                    ", not real-time"
-                }
+                "How late the audio thread woke for each period (scheduling, not the disk){how}."
             ),
         )?;
     }
@@ -750,51 +728,29 @@ fn sampler_charts(p: &mut Page, o: &crate::verdict::voices::SamplerOutcome) -> R
             ),
         )?;
     }
-    if !o.fill.is_empty() {
-        let end = o.fill.last().map_or(1.0, |f| f.t_ms / 1000.0);
-        let pts = |f: fn(&crate::engine::FillPoint) -> f64| {
-            o.fill
-                .iter()
-                .map(|x| (x.t_ms / 1000.0, f(x)))
-                .collect::<Vec<_>>()
-        };
-        p.chart(
-            "fill",
-            charts::lines(
-                "Voices' rings over time",
-                ("seconds", charts::padded(0.0, end)),
-                ("% of what the ring could hold of the rest", 0.0..105.0),
-                &[
-                    Line {
-                        name: "mean of the streaming voices".into(),
-                        color: charts::BLUE,
-                        points: pts(|f| f.mean_pct),
-                    },
-                    Line {
-                        name: "worst voice".into(),
-                        color: charts::RED,
-                        points: pts(|f| f.worst_pct),
-                    },
-                ],
-                &[],
-                &o.first_dropout_ms
-                    .map(|t| Rule {
-                        at: t / 1000.0,
-                        label: "first dropout".into(),
-                        color: charts::RED,
-                    })
-                    .into_iter()
-                    .collect::<Vec<_>>(),
-            ),
-            &format!(
+    let first_dropout = o.first_dropout_ms.map(|t| Rule {
+        at: t / 1000.0,
+        label: "first dropout".into(),
+        color: charts::RED,
+    });
+    fill_chart(
+        p,
+        &o.fill,
+        FillChart {
+            title: "Voices' rings over time",
+            y_desc: "% of what the ring could hold of the rest",
+            lines: ("mean of the streaming voices", "worst voice"),
+            rules: Vec::new(),
+            marks: first_dropout.into_iter().collect(),
+            caption: format!(
                 "{} voices, {} notes, {} dropout(s). Verdict: {}.",
                 o.voices,
                 o.notes,
                 o.dropouts,
                 o.verdict.word()
             ),
-        )?;
-    }
+        },
+    )?;
     if let Some(h) = &o.read_latency_hist {
         p.chart(
             "latency",
@@ -807,17 +763,75 @@ fn sampler_charts(p: &mut Page, o: &crate::verdict::voices::SamplerOutcome) -> R
         )?;
     }
     if let Some(h) = &o.tick_lateness_hist {
-        p.chart(
-            "lateness",
-            charts::histograms(
-                "The audio tick's wake-up lateness",
-                ("lateness", "% of periods"),
-                &[("lateness".into(), charts::PURPLE, h)],
-            ),
+        lateness_chart(
+            p,
+            h,
             "How late the audio thread woke for each period (scheduling, not the disk).",
         )?;
     }
     Ok(())
+}
+
+/// A fill chart's words and rules ([`fill_chart`]).
+struct FillChart<'a> {
+    title: &'a str,
+    y_desc: &'a str,
+    /// The names of the mean's line and the worst's.
+    lines: (&'a str, &'a str),
+    /// Rules across (a margin) and marks down (xruns, a dropout).
+    rules: Vec<Rule>,
+    marks: Vec<Rule>,
+    caption: String,
+}
+
+/// The rings' fill over time, the mean of them and the worst, where the run kept any.
+fn fill_chart(p: &mut Page, fill: &[FillPoint], c: FillChart<'_>) -> Result<()> {
+    if fill.is_empty() {
+        return Ok(());
+    }
+    let end = fill.last().map_or(1.0, |f| f.t_ms / 1000.0);
+    let pts = |f: fn(&FillPoint) -> f64| {
+        fill.iter()
+            .map(|x| (x.t_ms / 1000.0, f(x)))
+            .collect::<Vec<_>>()
+    };
+    let lines = [
+        Line {
+            name: c.lines.0.into(),
+            color: charts::BLUE,
+            points: pts(|f| f.mean_pct),
+        },
+        Line {
+            name: c.lines.1.into(),
+            color: charts::RED,
+            points: pts(|f| f.worst_pct),
+        },
+    ];
+    p.chart(
+        "fill",
+        charts::lines(
+            c.title,
+            ("seconds", charts::padded(0.0, end)),
+            (c.y_desc, 0.0..105.0),
+            &lines,
+            &c.rules,
+            &c.marks,
+        ),
+        &c.caption,
+    )
+}
+
+/// The audio tick's wake-up lateness, as a distribution.
+fn lateness_chart(p: &mut Page, h: &Histogram, caption: &str) -> Result<()> {
+    p.chart(
+        "lateness",
+        charts::histograms(
+            "The audio tick's wake-up lateness",
+            ("lateness", "% of periods"),
+            &[("lateness".into(), charts::PURPLE, h)],
+        ),
+        caption,
+    )
 }
 
 /// A classic workload's latency distributions, one series per row and direction.
