@@ -398,6 +398,8 @@ fn figure_table(p: &mut Page, s: &Section, defs: &[&'static Def], raw: bool) {
     p.push("</tbody></table>\n");
 }
 
+/// One workload's section: its table (every figure, in the document's units, behind a
+/// summary), its findings, its charts and its settings.
 fn section(p: &mut Page, i: usize, s: &Section) -> Result<()> {
     let _ = write!(p.html, "<section id=\"s{i}\"><h2>{}", esc(&s.title));
     if s.cached {
@@ -407,6 +409,18 @@ fn section(p: &mut Page, i: usize, s: &Section) -> Result<()> {
         p.push("<span class=\"tag\">interrupted</span>");
     }
     p.push("</h2>\n");
+    section_tables(p, s);
+    findings_list(p, s);
+    workload_charts(p, s)?;
+    detail_charts(p, s)?;
+    settings_table(p, "Settings", &s.settings);
+    p.push("</section>\n");
+    Ok(())
+}
+
+/// A section's table of the figures its workload shows, and every other figure it holds
+/// (declared, or from an older document) behind a summary.
+fn section_tables(p: &mut Page, s: &Section) {
     let shown_defs: Vec<&'static Def> = columns(&s.workload)
         .iter()
         .copied()
@@ -420,7 +434,6 @@ fn section(p: &mut Page, i: usize, s: &Section) -> Result<()> {
             s.runs
         );
     }
-    // Every figure the section holds, declared or from an older document.
     let mut all: Vec<&'static Def> = Vec::new();
     for r in &s.rows {
         for f in &r.figures {
@@ -436,25 +449,30 @@ fn section(p: &mut Page, i: usize, s: &Section) -> Result<()> {
         figure_table(p, s, &all, true);
         p.push("</details>\n");
     }
-    if !s.findings.is_empty() {
-        p.push("<ul class=\"findings\">");
-        for f in &s.findings {
-            let _ = write!(
-                p.html,
-                "<li{}>{}</li>",
-                if f.is_caution() {
-                    " class=\"caution\""
-                } else {
-                    ""
-                },
-                esc(&words(f))
-            );
-        }
-        p.push("</ul>\n");
+}
+
+/// A section's findings, the cautions set apart.
+fn findings_list(p: &mut Page, s: &Section) {
+    if s.findings.is_empty() {
+        return;
     }
+    p.push("<ul class=\"findings\">");
+    for f in &s.findings {
+        let class = if f.is_caution() {
+            " class=\"caution\""
+        } else {
+            ""
+        };
+        let _ = write!(p.html, "<li{class}>{}</li>", esc(&words(f)));
+    }
+    p.push("</ul>\n");
+}
+
+/// The charts of a workload's rows: the sweep's, the zones', the load's and the export's.
+fn workload_charts(p: &mut Page, s: &Section) -> Result<()> {
     match s.workload.as_str() {
-        "sweep" => sweep_charts(p, s)?,
-        "zones" => zones_chart(p, s)?,
+        "sweep" => sweep_charts(p, s),
+        "zones" => zones_chart(p, s),
         "load" => rows_chart(
             p,
             s,
@@ -463,7 +481,7 @@ fn section(p: &mut Page, i: usize, s: &Section) -> Result<()> {
             "Template load time",
             "Opening every sample and reading its header and preload: cold and warm, one loader thread and several. Shorter is better.",
             |v| format!("{} s", crate::units::fmt_figure(v)),
-        )?,
+        ),
         "bounce" => rows_chart(
             p,
             s,
@@ -472,9 +490,14 @@ fn section(p: &mut Page, i: usize, s: &Section) -> Result<()> {
             "Offline export: times faster than real time",
             "Each stage's audio ÷ its time, fsyncs included. Taller is better.",
             |v| format!("{v:.0}x"),
-        )?,
-        _ => {}
+        ),
+        _ => Ok(()),
     }
+}
+
+/// The charts of a section's detail: a run's fill and latencies, a search's probes (each of the
+/// real-time answer's searches), a transfer's latencies, a sampler run's.
+fn detail_charts(p: &mut Page, s: &Section) -> Result<()> {
     match &s.detail {
         Some(Detail::Stream(o)) => stream_charts(p, s, o)?,
         Some(Detail::Search(d)) => {
@@ -503,8 +526,6 @@ fn section(p: &mut Page, i: usize, s: &Section) -> Result<()> {
         Some(Detail::Sampler(o)) => sampler_charts(p, o)?,
         None => {}
     }
-    settings_table(p, "Settings", &s.settings);
-    p.push("</section>\n");
     Ok(())
 }
 
