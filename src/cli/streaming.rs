@@ -5,6 +5,7 @@ use super::{Common, duration};
 use anyhow::{Result, bail};
 use clap::Args;
 use std::path::PathBuf;
+use std::time::Duration;
 use trackbench::audio::Format;
 use trackbench::engine::virtual_time::DeviceModel;
 use trackbench::engine::{ButlerMode, Policy, StreamSpec};
@@ -130,7 +131,6 @@ pub struct HdrArgs {
 
 impl StreamOpts {
     /// Builds the workload from validated flags.
-    #[allow(clippy::too_many_arguments)]
     pub fn workload(
         &self,
         kind: StreamKind,
@@ -139,14 +139,7 @@ impl StreamOpts {
         record: u32,
         RecordOpts { prealloc, verify }: RecordOpts,
     ) -> Result<Streaming> {
-        let mut policy = Policy::named(&self.profile, &format)?;
-        if let Some(c) = &self.chunk {
-            let c = parse_size("chunk", c)?;
-            policy = policy.with_chunk(c);
-        }
-        if let Some(b) = &self.buffer {
-            policy = policy.with_buffer(duration("buffer", b)?.as_secs_f64());
-        }
+        let policy = self.policy(&format)?;
         let margin = match &self.margin {
             Some(m) => parse_pct("margin", m)?,
             None => policy.margin.unwrap_or(trackbench::engine::DEFAULT_MARGIN),
@@ -166,6 +159,51 @@ impl StreamOpts {
             .as_deref()
             .map(DeviceModel::parse)
             .transpose()?;
+        self.check_search_flags(kind, butler)?;
+        let mut spec = StreamSpec {
+            period_frames: period,
+            duration_ns: dur.map_or(1_000_000_000, |d| d.as_nanos() as u64),
+            margin,
+            butler,
+            stagger: self.stagger,
+            prealloc,
+            ..StreamSpec::new(format, policy, (play, record))
+        };
+        spec.validate()?;
+        self.plan_duration(&mut spec, dur, device.is_some())?;
+        spec.validate()?;
+        Ok(Streaming {
+            kind,
+            spec,
+            device,
+            find_max: self.find_max,
+            compare_default: self.compare_default,
+            compare_parallel: self.compare_parallel,
+            verify,
+            buffer_asked: self.buffer.is_some(),
+            max_tracks: self.max_tracks,
+            main_limited_by: None,
+            hdr_record: None,
+        })
+    }
+
+    /// The profile's policy for `format`, with the chunk and the ring asked for.
+    fn policy(&self, format: &Format) -> Result<Policy> {
+        let mut policy = Policy::named(&self.profile, format)?;
+        if let Some(c) = &self.chunk {
+            let c = parse_size("chunk", c)?;
+            policy = policy.with_chunk(c);
+        }
+        if let Some(b) = &self.buffer {
+            policy = policy.with_buffer(duration("buffer", b)?.as_secs_f64());
+        }
+        Ok(policy)
+    }
+
+    /// The flags that shape a search need one (`--max-tracks`, `--compare-default`,
+    /// `--compare-parallel`, the last for a serial butler's play or record search), within
+    /// their ranges.
+    fn check_search_flags(&self, kind: StreamKind, butler: ButlerMode) -> Result<()> {
         if let Some(m) = self.max_tracks {
             if !(1..=20_000).contains(&m) {
                 bail!("invalid max-tracks {m}: 1 to 20000");
@@ -189,54 +227,34 @@ impl StreamOpts {
                 );
             }
         }
-        let mut spec = StreamSpec {
-            period_frames: period,
-            duration_ns: dur.map_or(1_000_000_000, |d| d.as_nanos() as u64),
-            margin,
-            butler,
-            stagger: self.stagger,
-            prealloc,
-            ..StreamSpec::new(format, policy, (play, record))
-        };
-        spec.validate()?;
-        let planned = trackbench::workloads::multitrack::planned_duration_s(
-            &spec,
-            self.find_max,
-            device.is_some(),
-        );
+        Ok(())
+    }
+
+    /// Each run's length: as asked (`dur`), else planned; a search's probe too short to tell
+    /// could never pass (the search would answer 0), and is refused.
+    fn plan_duration(
+        &self,
+        spec: &mut StreamSpec,
+        dur: Option<Duration>,
+        simulated: bool,
+    ) -> Result<()> {
+        use trackbench::verdict::windows::{min_run_s, steady_words};
+        let planned =
+            trackbench::workloads::multitrack::planned_duration_s(spec, self.find_max, simulated);
         match dur {
             None => spec.duration_ns = (planned * 1e9) as u64,
-            // A probe too short to tell could never pass: the search would answer 0.
-            Some(d)
-                if self.find_max
-                    && d.as_secs_f64() < trackbench::verdict::windows::min_run_s(&spec) =>
-            {
-                bail!(
-                    "invalid duration {:?} for --find-max: with {} rings ({:.2} s) each probe needs at least {:.1} s (one ring plus {}) before it can pass; leave --duration out to let the search plan it ({:.1} s), or use smaller rings (--buffer, --chunk)",
-                    self.duration.as_deref().unwrap_or_default(),
-                    trackbench::units::fmt_size(spec.ring_bytes()),
-                    spec.ring_s(),
-                    trackbench::verdict::windows::min_run_s(&spec),
-                    trackbench::verdict::windows::steady_words(),
-                    planned
-                )
-            }
+            Some(d) if self.find_max && d.as_secs_f64() < min_run_s(spec) => bail!(
+                "invalid duration {:?} for --find-max: with {} rings ({:.2} s) each probe needs at least {:.1} s (one ring plus {}) before it can pass; leave --duration out to let the search plan it ({:.1} s), or use smaller rings (--buffer, --chunk)",
+                self.duration.as_deref().unwrap_or_default(),
+                trackbench::units::fmt_size(spec.ring_bytes()),
+                spec.ring_s(),
+                min_run_s(spec),
+                steady_words(),
+                planned
+            ),
             Some(_) => {}
         }
-        spec.validate()?;
-        Ok(Streaming {
-            kind,
-            spec,
-            device,
-            find_max: self.find_max,
-            compare_default: self.compare_default,
-            compare_parallel: self.compare_parallel,
-            verify,
-            buffer_asked: self.buffer.is_some(),
-            max_tracks: self.max_tracks,
-            main_limited_by: None,
-            hdr_record: None,
-        })
+        Ok(())
     }
 }
 

@@ -90,96 +90,17 @@ pub fn sections(doc: &ResultDoc) -> Vec<StudioSection> {
     out
 }
 
+/// Section `i` of a studio's run (its row `k` for a classic workload): what the workstations
+/// did together, each host's row, and the totals.
 fn section(st: &Studio, i: usize, s: &Section, k: usize) -> StudioSection {
     let n = st.ranks;
-    let hostname = |r: u32| {
-        st.hosts
-            .get(r as usize)
-            .map_or_else(|| format!("rank {r}"), |h| h.host.hostname.clone())
+    let (words, hosts) = match main_search(s) {
+        Some(search) => search_hosts(st, i, s, search),
+        None => (
+            format!("{n} workstations ran it at once; each host's row:"),
+            run_hosts(st, i, k),
+        ),
     };
-    let skew = |r: u32| {
-        st.hosts.get(r as usize).map_or((0.0, 0.0), |h| {
-            (h.start_skew_ms_median, h.start_skew_ms_max)
-        })
-    };
-    let row = |rank: u32, verdict: Option<Verdict>, figures: Vec<(&'static Def, f64)>| {
-        let (skew_ms_median, skew_ms_max) = skew(rank);
-        HostRow {
-            rank,
-            hostname: hostname(rank),
-            role: st
-                .hosts
-                .get(rank as usize)
-                .and_then(|h| h.sections.get(i))
-                .map_or_else(String::new, |s| s.workload.clone()),
-            verdict,
-            figures,
-            skew_ms_median,
-            skew_ms_max,
-        }
-    };
-    let mut hosts = Vec::new();
-    let mut words;
-    if let Some(search) = main_search(s) {
-        let unit = if s.workload == "sampler" {
-            "voices"
-        } else {
-            "tracks"
-        };
-        let each = search.play_tracks + search.record_tracks;
-        let cap = &search.capacity;
-        let at_least = if search.limited_by.is_some() {
-            "at least "
-        } else {
-            ""
-        };
-        words = if cap.answer == 0 {
-            format!("{n} workstations: not even 1 {unit} each passed on every one at once")
-        } else {
-            format!(
-                "{n} workstations × {at_least}{each} {unit} = {at_least}{} {unit} at once, with no dropout on any of them ({})",
-                u64::from(n) * u64::from(each),
-                search.label
-            )
-        };
-        // Each host at the answer: the last probe there, the confirmation if there was one.
-        if let Some(p) = cap.probes.iter().rev().find(|p| p.count == cap.answer) {
-            if let Some(st) = p.storage {
-                words.push_str(&storage_words(&st));
-            }
-            for r in &p.ranks {
-                let figures = HOST_FIGURES
-                    .iter()
-                    .filter_map(|d| r.figures.get(d.name).map(|v| (*d, *v)))
-                    .collect();
-                hosts.push(row(r.rank, Some(r.verdict), figures));
-            }
-        }
-    } else {
-        words = format!("{n} workstations ran it at once; each host's row:");
-        for h in &st.hosts {
-            let Some(hs) = h.sections.get(i) else {
-                continue;
-            };
-            for r in hs.rows.iter().skip(k).take(1) {
-                let figures = HOST_FIGURES
-                    .iter()
-                    .filter_map(|d| r.get(d).map(|f| (*d, f.spread.median)))
-                    .collect();
-                let verdict = r.label.rsplit(": ").next().and_then(|w| {
-                    [
-                        Verdict::Pass,
-                        Verdict::TooShort,
-                        Verdict::Marginal,
-                        Verdict::Fail,
-                    ]
-                    .into_iter()
-                    .find(|v| v.word() == w)
-                });
-                hosts.push(row(h.rank, verdict, figures));
-            }
-        }
-    }
     let totals = TOTALS
         .iter()
         .filter_map(|d| {
@@ -195,6 +116,106 @@ fn section(st: &Studio, i: usize, s: &Section, k: usize) -> StudioSection {
         words,
         hosts,
         totals,
+    }
+}
+
+/// A search's answer for the studio in words, and each host at the answer: the last probe
+/// there, the confirmation if there was one.
+fn search_hosts(
+    st: &Studio,
+    i: usize,
+    s: &Section,
+    search: &CapacityReport,
+) -> (String, Vec<HostRow>) {
+    let n = st.ranks;
+    let unit = if s.workload == "sampler" {
+        "voices"
+    } else {
+        "tracks"
+    };
+    let each = search.play_tracks + search.record_tracks;
+    let cap = &search.capacity;
+    let at_least = if search.limited_by.is_some() {
+        "at least "
+    } else {
+        ""
+    };
+    let mut words = if cap.answer == 0 {
+        format!("{n} workstations: not even 1 {unit} each passed on every one at once")
+    } else {
+        format!(
+            "{n} workstations × {at_least}{each} {unit} = {at_least}{} {unit} at once, with no dropout on any of them ({})",
+            u64::from(n) * u64::from(each),
+            search.label
+        )
+    };
+    let mut hosts = Vec::new();
+    if let Some(p) = cap.probes.iter().rev().find(|p| p.count == cap.answer) {
+        if let Some(storage) = p.storage {
+            words.push_str(&storage_words(&storage));
+        }
+        for r in &p.ranks {
+            let figures = HOST_FIGURES
+                .iter()
+                .filter_map(|d| r.figures.get(d.name).map(|v| (*d, *v)))
+                .collect();
+            hosts.push(host_row(st, i, r.rank, Some(r.verdict), figures));
+        }
+    }
+    (words, hosts)
+}
+
+/// Each host's row `k` of section `i`, its verdict read from the row's label.
+fn run_hosts(st: &Studio, i: usize, k: usize) -> Vec<HostRow> {
+    let mut hosts = Vec::new();
+    for h in &st.hosts {
+        let Some(hs) = h.sections.get(i) else {
+            continue;
+        };
+        for r in hs.rows.iter().skip(k).take(1) {
+            let figures = HOST_FIGURES
+                .iter()
+                .filter_map(|d| r.get(d).map(|f| (*d, f.spread.median)))
+                .collect();
+            let verdict = r.label.rsplit(": ").next().and_then(|w| {
+                [
+                    Verdict::Pass,
+                    Verdict::TooShort,
+                    Verdict::Marginal,
+                    Verdict::Fail,
+                ]
+                .into_iter()
+                .find(|v| v.word() == w)
+            });
+            hosts.push(host_row(st, i, h.rank, verdict, figures));
+        }
+    }
+    hosts
+}
+
+/// A host's row: its name, its part in section `i`, its verdict and figures, and how far its
+/// clock's starts were from the others'.
+fn host_row(
+    st: &Studio,
+    i: usize,
+    rank: u32,
+    verdict: Option<Verdict>,
+    figures: Vec<(&'static Def, f64)>,
+) -> HostRow {
+    let host = st.hosts.get(rank as usize);
+    let (skew_ms_median, skew_ms_max) = host.map_or((0.0, 0.0), |h| {
+        (h.start_skew_ms_median, h.start_skew_ms_max)
+    });
+    HostRow {
+        rank,
+        hostname: host.map_or_else(|| format!("rank {rank}"), |h| h.host.hostname.clone()),
+        role: host
+            .and_then(|h| h.sections.get(i))
+            .map_or_else(String::new, |s| s.workload.clone()),
+        verdict,
+        figures,
+        skew_ms_median,
+        skew_ms_max,
     }
 }
 
