@@ -382,6 +382,93 @@ impl VoicePlayer {
     }
 }
 
+/// What one voice did in one period, for the tick's accounting.
+struct VoiceStep {
+    /// Bytes its stream's ring gave.
+    consumed: u64,
+    /// What its ring could hold of the rest of the note less what it holds (negative: lack).
+    stock: f64,
+    /// Its ring's fill as a share of what it could hold of the rest, where it streams.
+    headroom: Option<f64>,
+}
+
+impl VoicePlayer {
+    /// Note-ons due by `t_ns` steal the oldest voice.
+    fn steal_for_due_notes(&mut self, t_ns: u64) {
+        while self.next_note_ns <= t_ns as f64 {
+            let oldest = (0..self.voices.len())
+                .min_by_key(|&v| self.voices[v].started_ns)
+                .unwrap_or(0);
+            if !self.voices.is_empty() {
+                self.start(oldest, t_ns);
+                self.steals += 1;
+            }
+            self.next_note_ns += exp_gap(&mut self.rng, self.notes_per_s);
+        }
+    }
+
+    /// Plays voice `v` for one period at `t_ns`: its preload from RAM, the rest from its
+    /// stream's ring; a ring short of what the period needs is a dropout (the voice plays on
+    /// from where it was). A note that ended starts the next at once.
+    fn play_voice(&mut self, tracks: &[Track], v: usize, t_ns: u64) -> VoiceStep {
+        let voice = self.voices[v];
+        let s = voice.sample as usize;
+        let preload = self.lib.preload_of(s);
+        let mut want = self.period_bytes.min(voice.len - voice.pos);
+        let (mut played, mut consumed) = (0, 0);
+        if voice.pos < preload {
+            let a = want.min(preload - voice.pos);
+            self.play_preload(v as u32, s, voice.pos, a);
+            played += a;
+            want -= a;
+        }
+        let stream = self.shared.stream_of(v, voice.generation);
+        if want > 0 {
+            match stream.map(|st| (st, &tracks[st])) {
+                Some((st, t)) if t.ring.fill() >= want => {
+                    if t.ring.has_memory() {
+                        play_ring_bytes(&mut self.played, st as u32, t, want);
+                    }
+                    t.ring.commit_consume(want);
+                    played += want;
+                    consumed += want;
+                }
+                _ => {
+                    self.dropouts += 1;
+                    if let Some(st) = stream {
+                        tracks[st].note_xrun(t_ns);
+                    }
+                    self.first_dropout_ns.get_or_insert(t_ns);
+                    if !voice.dropped {
+                        self.voices[v].dropped = true;
+                        self.dropout_notes += 1;
+                    }
+                }
+            }
+        }
+        self.voices[v].pos += played;
+        let pos = self.voices[v].pos;
+        let mut step = VoiceStep {
+            consumed,
+            stock: 0.0,
+            headroom: None,
+        };
+        if let Some(st) = stream {
+            let t = &tracks[st];
+            let rest = voice.len - pos.max(preload).min(voice.len);
+            step.stock = -(t.ring.capacity().min(rest) as f64 - t.ring.fill() as f64);
+            let could = t.ring.capacity().min(voice.len - pos);
+            if pos >= preload && could > 0 {
+                step.headroom = Some(t.ring.fill() as f64 / could as f64);
+            }
+        }
+        if pos >= voice.len {
+            self.start(v, t_ns);
+        }
+        step
+    }
+}
+
 /// A Poisson process's next gap, in ns.
 fn exp_gap(rng: &mut SmallRng, per_s: f64) -> f64 {
     if per_s <= 0.0 {
@@ -393,79 +480,18 @@ fn exp_gap(rng: &mut SmallRng, per_s: f64) -> f64 {
 
 impl TickSide for VoicePlayer {
     fn run(&mut self, tracks: &[Track], t_ns: u64) {
-        // Note-ons due by now steal the oldest voice.
-        while self.next_note_ns <= t_ns as f64 {
-            let oldest = (0..self.voices.len())
-                .min_by_key(|&v| self.voices[v].started_ns)
-                .unwrap_or(0);
-            if !self.voices.is_empty() {
-                self.start(oldest, t_ns);
-                self.steals += 1;
-            }
-            self.next_note_ns += exp_gap(&mut self.rng, self.notes_per_s);
-        }
-        let p = self.period_bytes;
+        self.steal_for_due_notes(t_ns);
         let mut worst = f64::INFINITY;
         let (mut sum, mut counted) = (0.0, 0u32);
         let (mut stock, mut consumed) = (0.0f64, 0u64);
         for v in 0..self.voices.len() {
-            let voice = self.voices[v];
-            let s = voice.sample as usize;
-            let preload = self.lib.preload_of(s);
-            let mut want = p.min(voice.len - voice.pos);
-            let mut played = 0;
-            if voice.pos < preload {
-                let a = want.min(preload - voice.pos);
-                self.play_preload(v as u32, s, voice.pos, a);
-                played += a;
-                want -= a;
-            }
-            let stream = self.shared.stream_of(v, voice.generation);
-            if want > 0 {
-                match stream.map(|st| (st, &tracks[st])) {
-                    Some((st, t)) if t.ring.fill() >= want => {
-                        if t.ring.has_memory() {
-                            play_ring_bytes(&mut self.played, st as u32, t, want);
-                        }
-                        t.ring.commit_consume(want);
-                        played += want;
-                        consumed += want;
-                    }
-                    _ => {
-                        // Nothing (or too little) to play: the voice glitches this period, and
-                        // plays on from where it was.
-                        self.dropouts += 1;
-                        if let Some(st) = stream {
-                            tracks[st].note_xrun(t_ns);
-                        }
-                        self.first_dropout_ns.get_or_insert(t_ns);
-                        if !voice.dropped {
-                            self.voices[v].dropped = true;
-                            self.dropout_notes += 1;
-                        }
-                    }
-                }
-            }
-            self.voices[v].pos += played;
-            // The ring's lack: what it could hold of the rest of the note less what it holds.
-            if let Some(st) = stream {
-                let t = &tracks[st];
-                let rest = voice.len - self.voices[v].pos.max(preload).min(voice.len);
-                stock -= t.ring.capacity().min(rest) as f64 - t.ring.fill() as f64;
-            }
-            if let Some(st) = stream.filter(|_| self.voices[v].pos >= preload) {
-                let t = &tracks[st];
-                let rest = voice.len - self.voices[v].pos;
-                let could = t.ring.capacity().min(rest);
-                if could > 0 {
-                    let h = t.ring.fill() as f64 / could as f64;
-                    worst = worst.min(h);
-                    sum += h;
-                    counted += 1;
-                }
-            }
-            if self.voices[v].pos >= voice.len {
-                self.start(v, t_ns);
+            let step = self.play_voice(tracks, v, t_ns);
+            stock += step.stock;
+            consumed += step.consumed;
+            if let Some(h) = step.headroom {
+                worst = worst.min(h);
+                sum += h;
+                counted += 1;
             }
         }
         self.stock.record(stock, consumed);

@@ -3,10 +3,12 @@
 //! higher percentage is still better). Results whose settings would make the comparison unfair are
 //! refused, with the differing settings named.
 
+use super::html::esc;
 use crate::result::ResultDoc;
 use crate::result::metrics::{self, Better};
 use comfy_table::{CellAlignment, ContentArrangement, Table, presets::UTF8_FULL_CONDENSED};
 use serde_json::Value;
+use std::fmt::Write;
 
 /// Settings that change what a figure means: the audio format (tracks), ring, chunk and block
 /// sizes, the period, and the profile. A key matches at any depth of a section's settings.
@@ -242,10 +244,55 @@ const CHARTED: [&metrics::Def; 6] = [
 /// (value and percentage of the best) and, for the main figures, bars of each result's
 /// percentage per row; the settings that differ when compared anyway.
 pub fn html(docs: &[(String, ResultDoc)], unfair: &[String]) -> crate::error::Result<String> {
-    use super::html::esc;
-    use std::fmt::Write;
     let names: Vec<&str> = docs.iter().map(|(n, _)| n.as_str()).collect();
     let mut o = super::html::head(&format!("trackbench: {}", names.join(" vs ")));
+    html_heading(&mut o, docs, &names, unfair);
+    let mut chart_no = 0;
+    for (workload, title, figures) in comparison(docs) {
+        let _ = write!(
+            o,
+            "<section><h2>{}</h2>\n<table><thead><tr><th></th>",
+            esc(&title)
+        );
+        for n in &names {
+            let _ = write!(o, "<th>{}</th>", esc(n));
+        }
+        o.push_str("</tr></thead><tbody>");
+        for c in &figures {
+            let _ = write!(o, "<tr><td>{} · {}</td>", esc(&c.row), esc(c.def.header));
+            for (v, p) in c.values.iter().zip(&c.percents) {
+                let shown = super::shown(c.def, *v);
+                let _ = match p {
+                    Some(p) => write!(o, "<td>{} ({p:.0}%)</td>", esc(&shown)),
+                    None => write!(o, "<td>{}</td>", esc(&shown)),
+                };
+            }
+            o.push_str("</tr>");
+        }
+        o.push_str("</tbody></table>\n");
+        for def in CHARTED {
+            chart_no += html_chart(
+                &mut o,
+                (&workload, &title),
+                def,
+                &figures,
+                &names,
+                chart_no + 1,
+            )?;
+        }
+        o.push_str("</section>\n");
+    }
+    let _ = writeln!(
+        o,
+        "<footer>trackbench {}</footer>\n</body>\n</html>",
+        env!("CARGO_PKG_VERSION")
+    );
+    Ok(o)
+}
+
+/// The comparison page's heading: the results compared (target, device, when, headline), how
+/// to read the percentages, and the settings that differ when compared anyway.
+fn html_heading(o: &mut String, docs: &[(String, ResultDoc)], names: &[&str], unfair: &[String]) {
     let _ = writeln!(
         o,
         "<header><h1>trackbench comparison</h1><p class=\"sub\">{}</p></header>",
@@ -279,63 +326,42 @@ pub fn html(docs: &[(String, ResultDoc)], unfair: &[String]) -> crate::error::Re
         }
         o.push_str("</ul></div>\n");
     }
-    let mut chart_no = 0;
-    for (workload, title, figures) in comparison(docs) {
-        let _ = write!(
-            o,
-            "<section><h2>{}</h2>\n<table><thead><tr><th></th>",
-            esc(&title)
-        );
-        for n in &names {
-            let _ = write!(o, "<th>{}</th>", esc(n));
-        }
-        o.push_str("</tr></thead><tbody>");
-        for c in &figures {
-            let _ = write!(o, "<tr><td>{} · {}</td>", esc(&c.row), esc(c.def.header));
-            for (v, p) in c.values.iter().zip(&c.percents) {
-                let shown = super::shown(c.def, *v);
-                let _ = match p {
-                    Some(p) => write!(o, "<td>{} ({p:.0}%)</td>", esc(&shown)),
-                    None => write!(o, "<td>{}</td>", esc(&shown)),
-                };
-            }
-            o.push_str("</tr>");
-        }
-        o.push_str("</tbody></table>\n");
-        for def in CHARTED {
-            let bars: Vec<(String, f64, String)> = figures
+}
+
+/// A chart of `def`'s percentages per row and result, numbered `no`, where the workload has the
+/// figure: how many it drew (0 or 1).
+fn html_chart(
+    o: &mut String,
+    (workload, title): (&str, &str),
+    def: &metrics::Def,
+    figures: &[Compared],
+    names: &[&str],
+    no: usize,
+) -> crate::error::Result<usize> {
+    let bars: Vec<(String, f64, String)> = figures
+        .iter()
+        .filter(|c| c.def.name == def.name)
+        .flat_map(|c| {
+            names
                 .iter()
-                .filter(|c| c.def.name == def.name)
-                .flat_map(|c| {
-                    names
-                        .iter()
-                        .zip(&c.values)
-                        .zip(&c.percents)
-                        .filter_map(|((n, v), p)| {
-                            Some((format!("{} · {n}", c.row), (*p)?, super::shown(c.def, *v)))
-                        })
+                .zip(&c.values)
+                .zip(&c.percents)
+                .filter_map(|((n, v), p)| {
+                    Some((format!("{} · {n}", c.row), (*p)?, super::shown(c.def, *v)))
                 })
-                .collect();
-            if bars.is_empty() {
-                continue;
-            }
-            chart_no += 1;
-            let svg = super::charts::percent_bars(&format!("{workload}: {}", def.header), &bars)?;
-            let _ = writeln!(
-                o,
-                "<figure class=\"chart\" id=\"chart-{chart_no}\" data-chart=\"compare\">{svg}<figcaption>{}: {} as a percentage of the best, per row; the best is green.</figcaption></figure>",
-                esc(&title),
-                esc(def.header)
-            );
-        }
-        o.push_str("</section>\n");
+        })
+        .collect();
+    if bars.is_empty() {
+        return Ok(0);
     }
+    let svg = super::charts::percent_bars(&format!("{workload}: {}", def.header), &bars)?;
     let _ = writeln!(
         o,
-        "<footer>trackbench {}</footer>\n</body>\n</html>",
-        env!("CARGO_PKG_VERSION")
+        "<figure class=\"chart\" id=\"chart-{no}\" data-chart=\"compare\">{svg}<figcaption>{}: {} as a percentage of the best, per row; the best is green.</figcaption></figure>",
+        esc(title),
+        esc(def.header)
     );
-    Ok(o)
+    Ok(1)
 }
 
 #[cfg(test)]
