@@ -21,28 +21,6 @@ pub(super) fn stream_charts(p: &mut Page, s: &Section, o: &StreamOutcome) -> Res
         .get("spec")
         .and_then(|v| serde_json::from_value::<StreamSpec>(v.clone()).ok())
         .map_or(20.0, |spec| spec.margin * 100.0);
-    let mut xruns: Vec<f64> = o
-        .tracks
-        .iter()
-        .filter_map(|t| t.first_xrun_ms)
-        .map(|ms| (ms / 10.0).round() / 100.0)
-        .collect();
-    xruns.sort_by(f64::total_cmp);
-    xruns.dedup();
-    let marks: Vec<Rule> = xruns
-        .iter()
-        .take(60)
-        .enumerate()
-        .map(|(i, &t)| Rule {
-            at: t,
-            label: if i == 0 {
-                "xrun (a track's first)".into()
-            } else {
-                String::new()
-            },
-            color: charts::RED,
-        })
-        .collect();
     fill_chart(
         p,
         &o.fill,
@@ -55,7 +33,7 @@ pub(super) fn stream_charts(p: &mut Page, s: &Section, o: &StreamOutcome) -> Res
                 label: format!("margin {margin_pct:.0}%"),
                 color: charts::ORANGE,
             }],
-            marks,
+            marks: xrun_marks(o),
             caption: format!(
                 "Headroom of the rings (playback: audio left; capture: room left) after each audio period: {} xrun(s){}. Verdict: {}.",
                 o.underruns + o.overruns,
@@ -96,6 +74,32 @@ pub(super) fn stream_charts(p: &mut Page, s: &Section, o: &StreamOutcome) -> Res
         )?;
     }
     Ok(())
+}
+
+/// A mark at each track's first xrun (to the hundredth of a second, at most 60 of them).
+fn xrun_marks(o: &StreamOutcome) -> Vec<Rule> {
+    let mut xruns: Vec<f64> = o
+        .tracks
+        .iter()
+        .filter_map(|t| t.first_xrun_ms)
+        .map(|ms| (ms / 10.0).round() / 100.0)
+        .collect();
+    xruns.sort_by(f64::total_cmp);
+    xruns.dedup();
+    xruns
+        .iter()
+        .take(60)
+        .enumerate()
+        .map(|(i, &t)| Rule {
+            at: t,
+            label: if i == 0 {
+                "xrun (a track's first)".into()
+            } else {
+                String::new()
+            },
+            color: charts::RED,
+        })
+        .collect()
 }
 
 /// A sampler run's charts: how much of its preload each note's first read left, the voices'

@@ -129,39 +129,11 @@ fn probe_table(p: &mut Page, probes: &[Probe], y: &str) {
 /// The real-time answers beside the naive counts, for every row that has both: tracks, and
 /// sampler voices.
 pub(super) fn headline_chart(p: &mut Page, doc: &ResultDoc) -> Result<()> {
-    let mut cats = Vec::new();
-    let (mut real, mut naive, mut real_words) = (Vec::new(), Vec::new(), Vec::new());
-    for s in &doc.sections {
-        for r in &s.rows {
-            let pair = [
-                (&m::TRACKS, &m::NAIVE_TRACKS),
-                (&m::VOICES, &m::NAIVE_VOICES),
-            ]
-            .into_iter()
-            .find_map(|(a, b)| Some((a, r.get(a)?, r.get(b)?)));
-            if let Some((def, t, n)) = pair {
-                // A search stopped by a limit found at least its answer.
-                let at_least = crate::present::summary::limit_of(s, &r.label).is_some();
-                real_words.push(format!(
-                    "{}{:.0}",
-                    if at_least { "≥ " } else { "" },
-                    t.spread.median
-                ));
-                let what = if doc.sections.len() > 1 && s.workload != "realtime" {
-                    format!("{} {}", s.workload, r.label)
-                } else {
-                    r.label.clone()
-                };
-                cats.push(if def.name == m::VOICES.name {
-                    format!("{what} (voices)")
-                } else {
-                    what
-                });
-                real.push(t.spread.median);
-                naive.push(n.spread.median);
-            }
-        }
-    }
+    let answers = answers_beside_naive(doc);
+    let cats: Vec<String> = answers.iter().map(|a| a.0.clone()).collect();
+    let real: Vec<f64> = answers.iter().map(|a| a.1).collect();
+    let naive: Vec<f64> = answers.iter().map(|a| a.2).collect();
+    let real_words: Vec<String> = answers.into_iter().map(|a| a.3).collect();
     if cats.is_empty() {
         return Ok(());
     }
@@ -202,6 +174,40 @@ pub(super) fn headline_chart(p: &mut Page, doc: &ResultDoc) -> Result<()> {
         ),
         "The most tracks (and sampler voices) that passed in real time, beside what the sequential transfer rate alone would promise.",
     )
+}
+
+/// Every row with a real-time count (tracks or voices) beside its naive count: its name, the
+/// two counts, and the real one in words ("≥ " where a limit stopped the search).
+fn answers_beside_naive(doc: &ResultDoc) -> Vec<(String, f64, f64, String)> {
+    let mut out = Vec::new();
+    for s in &doc.sections {
+        for r in &s.rows {
+            let pair = [
+                (&m::TRACKS, &m::NAIVE_TRACKS),
+                (&m::VOICES, &m::NAIVE_VOICES),
+            ]
+            .into_iter()
+            .find_map(|(a, b)| Some((a, r.get(a)?, r.get(b)?)));
+            let Some((def, t, n)) = pair else {
+                continue;
+            };
+            // A search stopped by a limit found at least its answer.
+            let at_least = crate::present::summary::limit_of(s, &r.label).is_some();
+            let real = format!("{}{:.0}", if at_least { "≥ " } else { "" }, t.spread.median);
+            let what = if doc.sections.len() > 1 && s.workload != "realtime" {
+                format!("{} {}", s.workload, r.label)
+            } else {
+                r.label.clone()
+            };
+            let cat = if def.name == m::VOICES.name {
+                format!("{what} (voices)")
+            } else {
+                what
+            };
+            out.push((cat, t.spread.median, n.spread.median, real));
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 use super::{Page, esc};
 use crate::error::Result;
 use crate::present::charts::{self, BarSeries};
+use crate::present::studio::StudioSection;
 use crate::result::ResultDoc;
 use crate::units::fmt_figure;
 use std::fmt::Write;
@@ -36,60 +37,71 @@ pub(super) fn studio(p: &mut Page, doc: &ResultDoc) -> Result<()> {
         if sec.hosts.is_empty() {
             continue;
         }
-        let (header, rows) = crate::present::studio::table(&sec);
-        p.push("<table class=\"hosts\"><thead><tr>");
-        for h in &header {
-            let _ = write!(p.html, "<th>{}</th>", esc(h));
-        }
-        p.push("</tr></thead><tbody>");
-        for r in &rows {
-            p.push("<tr>");
-            for c in r {
-                let _ = write!(p.html, "<td>{}</td>", esc(c));
-            }
-            p.push("</tr>");
-        }
-        p.push("</tbody></table>\n");
-        let cats: Vec<String> = sec
-            .hosts
-            .iter()
-            .map(|h| format!("rank {} ({})", h.rank, h.hostname))
-            .collect();
-        let colors = [charts::BLUE, charts::ORANGE, charts::GREEN];
-        let series: Vec<BarSeries> = sec
-            .totals
-            .iter()
-            .filter(|(d, _)| d.unit == "MB/s")
-            .zip(colors)
-            .map(|((d, _), color)| {
-                let values: Vec<f64> = sec
-                    .hosts
-                    .iter()
-                    .map(|h| {
-                        h.figures
-                            .iter()
-                            .find(|f| f.0.name == d.name)
-                            .map_or(0.0, |f| f.1)
-                    })
-                    .collect();
-                BarSeries {
-                    name: d.header.into(),
-                    color,
-                    labels: values.iter().map(|v| fmt_figure(*v)).collect(),
-                    values,
-                }
-            })
-            .collect();
-        if !series.is_empty() {
-            p.chart(
-                "studio",
-                charts::bars(&format!("Each host: {}", sec.title), &cats, "MB/s", &series),
-                "What each workstation streamed from the shared storage (at the studio's answer, for a search)",
-            )?;
-        }
+        hosts_table(p, &sec);
+        hosts_chart(p, &sec)?;
     }
     p.push("</section>\n");
     Ok(())
+}
+
+/// Each host's row of a studio's section.
+fn hosts_table(p: &mut Page, sec: &StudioSection) {
+    let (header, rows) = crate::present::studio::table(sec);
+    p.push("<table class=\"hosts\"><thead><tr>");
+    for h in &header {
+        let _ = write!(p.html, "<th>{}</th>", esc(h));
+    }
+    p.push("</tr></thead><tbody>");
+    for r in &rows {
+        p.push("<tr>");
+        for c in r {
+            let _ = write!(p.html, "<td>{}</td>", esc(c));
+        }
+        p.push("</tr>");
+    }
+    p.push("</tbody></table>\n");
+}
+
+/// What each host of a studio's section streamed, in MB/s each way, as bars.
+fn hosts_chart(p: &mut Page, sec: &StudioSection) -> Result<()> {
+    let cats: Vec<String> = sec
+        .hosts
+        .iter()
+        .map(|h| format!("rank {} ({})", h.rank, h.hostname))
+        .collect();
+    let colors = [charts::BLUE, charts::ORANGE, charts::GREEN];
+    let series: Vec<BarSeries> = sec
+        .totals
+        .iter()
+        .filter(|(d, _)| d.unit == "MB/s")
+        .zip(colors)
+        .map(|((d, _), color)| {
+            let values: Vec<f64> = sec
+                .hosts
+                .iter()
+                .map(|h| {
+                    h.figures
+                        .iter()
+                        .find(|f| f.0.name == d.name)
+                        .map_or(0.0, |f| f.1)
+                })
+                .collect();
+            BarSeries {
+                name: d.header.into(),
+                color,
+                labels: values.iter().map(|v| fmt_figure(*v)).collect(),
+                values,
+            }
+        })
+        .collect();
+    if series.is_empty() {
+        return Ok(());
+    }
+    p.chart(
+        "studio",
+        charts::bars(&format!("Each host: {}", sec.title), &cats, "MB/s", &series),
+        "What each workstation streamed from the shared storage (at the studio's answer, for a search)",
+    )
 }
 
 /// The device or filesystem a result was measured on, in a few words.
