@@ -13,7 +13,7 @@ use super::{ButlerMode, Direction, StreamSpec, Track};
 use crate::clock::{Clock, RealClock};
 use crate::control::{Control, ProgressUnit};
 use crate::error::{Error, Result};
-use crate::io::{BackendKind, IoSettings};
+use crate::io::{BackendKind, IoBackend, IoSettings};
 use crate::stats::{LatencyHist, thread_cpu_s};
 use std::fs::File;
 use std::path::PathBuf;
@@ -384,35 +384,7 @@ fn run_tracks(
 ) -> Result<(TracksRun, Vec<u64>)> {
     let files: Vec<&File> = play.iter().chain(record).map(|f| f.file).collect();
     let names: Vec<PathBuf> = play.iter().chain(record).map(|f| f.path.clone()).collect();
-    let io = IoSettings {
-        backend: match spec.butler {
-            ButlerMode::Serial => BackendKind::Sync,
-            ButlerMode::Parallel(_) => BackendKind::PARALLEL,
-        },
-        queue_depth: spec.butler.queue_depth() as u32,
-        cached: !spec.policy.direct,
-    };
-    // A program that reads through a library's small buffer (libsndfile) issues a serial
-    // butler's buffered reads in calls of that size.
-    let mut backend = match (spec.butler, spec.policy.syscall_bytes) {
-        (ButlerMode::Serial, Some(calls)) if io.cached => {
-            Box::new(crate::io::sync::SyncBackend::new(&files, 4096)?.with_read_calls(Some(calls)))
-        }
-        _ => io.build(&files, 4096)?,
-    };
-    // A locate that fills the rings without reading needs no backend of its own.
-    let from_content = spec.locate_from_content && spec.policy.direct;
-    let mut locate = match spec.locate_queue_depth {
-        Some(q) if spec.play_tracks > 0 && !from_content => Some(
-            IoSettings {
-                backend: BackendKind::PARALLEL,
-                queue_depth: q,
-                cached: io.cached,
-            }
-            .build(&files, 4096)?,
-        ),
-        _ => None,
-    };
+    let (mut backend, mut locate) = backends(spec, &files)?;
     let e = stream_loop::run(
         spec,
         tracks,
@@ -448,6 +420,43 @@ fn run_tracks(
     let mut run = TracksRun::of(tracks, spec.ring_bytes(), e, false);
     run.peak_rss_bytes = peak_rss_bytes();
     Ok((run, written))
+}
+
+/// A run's butler backend and its locate's ([`backends`]).
+pub(super) type Backends = (Box<dyn IoBackend>, Option<Box<dyn IoBackend>>);
+
+/// The butler's backend for a real run of `spec` on `files` (serial or parallel; a serial one
+/// through the page cache in the read calls of a library's small buffer, where the program
+/// reads through libsndfile's), and a deeper queue for its locate (a search's probes, whose
+/// locate is not what they measure; none where the locate fills rings from the files' content).
+pub(super) fn backends(spec: &StreamSpec, files: &[&File]) -> Result<Backends> {
+    let io = IoSettings {
+        backend: match spec.butler {
+            ButlerMode::Serial => BackendKind::Sync,
+            ButlerMode::Parallel(_) => BackendKind::PARALLEL,
+        },
+        queue_depth: spec.butler.queue_depth() as u32,
+        cached: !spec.policy.direct,
+    };
+    let backend = match (spec.butler, spec.policy.syscall_bytes) {
+        (ButlerMode::Serial, Some(calls)) if io.cached => {
+            Box::new(crate::io::sync::SyncBackend::new(files, 4096)?.with_read_calls(Some(calls)))
+        }
+        _ => io.build(files, 4096)?,
+    };
+    let from_content = spec.locate_from_content && spec.policy.direct;
+    let locate = match spec.locate_queue_depth {
+        Some(q) if spec.play_tracks > 0 && !from_content => Some(
+            IoSettings {
+                backend: BackendKind::PARALLEL,
+                queue_depth: q,
+                cached: io.cached,
+            }
+            .build(files, 4096)?,
+        ),
+        _ => None,
+    };
+    Ok((backend, locate))
 }
 
 /// The process's peak resident memory (VmHWM), for the memory-beyond-rings figure.

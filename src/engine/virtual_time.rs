@@ -126,40 +126,9 @@ pub fn simulate_watched(
     early: Option<&dyn EarlyEnd>,
 ) -> Result<TracksRun> {
     spec.validate()?;
-    let cap = spec.ring_bytes();
-    let chunk = spec.ring_slot_bytes();
-    // The files a real run would lay out, end to end on the device.
-    let lens: Vec<u64> = (0..spec.tracks())
-        .map(|i| {
-            if i < spec.play_tracks {
-                play_file_bytes(spec)
-            } else {
-                record_file_bytes(spec)
-            }
-        })
-        .collect();
-    let sizes: Vec<u64> = lens.iter().map(|l| crate::audio::DATA_OFFSET + l).collect();
-    let names: Vec<PathBuf> = (0..lens.len())
+    let (tracks, sizes) = simulated_tracks(spec);
+    let names: Vec<PathBuf> = (0..sizes.len())
         .map(|i| PathBuf::from(format!("simulated file {i}")))
-        .collect();
-    let tracks: Vec<Track> = lens
-        .iter()
-        .enumerate()
-        .map(|(i, &len)| {
-            let dir = if (i as u32) < spec.play_tracks {
-                Direction::Play
-            } else {
-                Direction::Record
-            };
-            Track::new(
-                dir,
-                Ring::new(cap, chunk, false),
-                i as u32,
-                i as u32 + 1,
-                crate::audio::DATA_OFFSET,
-                len,
-            )
-        })
         .collect();
     let timing = Virtual {
         clock: Rc::new(SimClock::new()),
@@ -195,4 +164,42 @@ pub fn simulate_watched(
         &ctl,
     )?;
     Ok(TracksRun::of(&tracks, spec.ring_bytes(), e, true))
+}
+
+/// The tracks of `spec`'s run on the simulated device (rings without memory: the device moves no
+/// data), each on the file a real run would lay out, end to end on the device: the tracks, and
+/// the files' sizes.
+fn simulated_tracks(spec: &StreamSpec) -> (Vec<Track>, Vec<u64>) {
+    let (cap, chunk) = (spec.ring_bytes(), spec.ring_slot_bytes());
+    let lens: Vec<u64> = (0..spec.tracks())
+        .map(|i| {
+            if i < spec.play_tracks {
+                play_file_bytes(spec)
+            } else {
+                record_file_bytes(spec)
+            }
+        })
+        .collect();
+    let sizes = lens.iter().map(|l| crate::audio::DATA_OFFSET + l).collect();
+    let tracks = lens
+        .iter()
+        .enumerate()
+        .map(|(i, &len)| {
+            let dir = if (i as u32) < spec.play_tracks {
+                Direction::Play
+            } else {
+                Direction::Record
+            };
+            let ring = Ring::new(cap, chunk, false);
+            Track::new(
+                dir,
+                ring,
+                i as u32,
+                i as u32 + 1,
+                crate::audio::DATA_OFFSET,
+                len,
+            )
+        })
+        .collect();
+    (tracks, sizes)
 }

@@ -841,33 +841,13 @@ pub fn run_real(
     rings: &mut super::ring::RingMemory,
     ctl: &crate::control::Control<'_>,
 ) -> crate::error::Result<VoicesRun> {
-    use crate::io::{BackendKind, IoSettings};
     spec.validate()?;
     let tracks = voice_tracks(spec, Some(rings))?;
     let handles: Vec<&std::fs::File> = files.iter().map(|f| f.file).collect();
     let names: Vec<std::path::PathBuf> = files.iter().map(|f| f.path.clone()).collect();
     let cached = !spec.policy.direct;
     let out = (|| {
-        let mut backend = IoSettings {
-            backend: match spec.butler {
-                super::ButlerMode::Serial => BackendKind::Sync,
-                super::ButlerMode::Parallel(_) => BackendKind::PARALLEL,
-            },
-            queue_depth: spec.butler.queue_depth() as u32,
-            cached,
-        }
-        .build(&handles, 4096)?;
-        let mut locate = match spec.locate_queue_depth {
-            Some(q) => Some(
-                IoSettings {
-                    backend: BackendKind::PARALLEL,
-                    queue_depth: q,
-                    cached,
-                }
-                .build(&handles, 4096)?,
-            ),
-            None => None,
-        };
+        let (mut backend, mut locate) = super::real_time::backends(spec, &handles)?;
         play(
             spec,
             notes,
