@@ -773,6 +773,41 @@ fn open_browser(url: &str) -> std::io::Result<()> {
         .map(|_| ())
 }
 
+/// The page and its API, each request checked by [`guard`] first.
+fn routes(app: &Arc<App>) -> Router {
+    Router::new()
+        .route("/", get(page))
+        .route("/api/options", get(options))
+        .route("/api/target", get(target_info))
+        .route("/api/dirs", get(list_dirs))
+        .route("/api/places", get(places))
+        .route("/api/runs/current", get(current))
+        .route("/api/runs", post(start))
+        .route("/api/runs/stop", post(stop))
+        .route("/api/events", get(events))
+        .route("/api/history", get(history))
+        .route("/report", get(report_page))
+        .route("/compare", get(compare_page))
+        .fallback(not_found)
+        .layer(middleware::from_fn_with_state(Arc::clone(app), guard))
+        .with_state(Arc::clone(app))
+}
+
+/// Says where the page is, and opens it in the default browser where asked. A closed stdout (a
+/// launcher that read the address and went) must not stop the server.
+fn announce(url: &str, open: bool) {
+    let mut out = std::io::stdout();
+    let _ = writeln!(out, "trackbench ui: {url}");
+    let _ = writeln!(out, "(this computer only; Ctrl-C stops it)");
+    if open && let Err(e) = open_browser(url) {
+        let _ = writeln!(
+            out,
+            "could not open a browser ({e}): open the address above in one"
+        );
+    }
+    let _ = out.flush();
+}
+
 /// Serves the page until interrupted (Ctrl-C stops a run first, as in the terminal: its result
 /// is saved, marked interrupted, and its files removed).
 pub fn serve(a: &UiArgs, cancel: &AtomicBool, runner: Runner) -> Result<ExitCode> {
@@ -789,40 +824,13 @@ pub fn serve(a: &UiArgs, cancel: &AtomicBool, runner: Runner) -> Result<ExitCode
         runs: Mutex::new(0),
     });
     let url = format!("http://127.0.0.1:{port}/?token={}", app.token);
-    let router = Router::new()
-        .route("/", get(page))
-        .route("/api/options", get(options))
-        .route("/api/target", get(target_info))
-        .route("/api/dirs", get(list_dirs))
-        .route("/api/places", get(places))
-        .route("/api/runs/current", get(current))
-        .route("/api/runs", post(start))
-        .route("/api/runs/stop", post(stop))
-        .route("/api/events", get(events))
-        .route("/api/history", get(history))
-        .route("/report", get(report_page))
-        .route("/compare", get(compare_page))
-        .fallback(not_found)
-        .layer(middleware::from_fn_with_state(Arc::clone(&app), guard))
-        .with_state(Arc::clone(&app));
+    let router = routes(&app);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .context("starting the web server")?;
-    // A closed stdout (a launcher that read the address and went) must not stop the server.
-    let mut out = std::io::stdout();
-    let _ = writeln!(out, "trackbench ui: {url}");
-    let _ = writeln!(out, "(this computer only; Ctrl-C stops it)");
-    if !a.no_open
-        && let Err(e) = open_browser(&url)
-    {
-        let _ = writeln!(
-            out,
-            "could not open a browser ({e}): open the address above in one"
-        );
-    }
-    let _ = out.flush();
+    announce(&url, !a.no_open);
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     rt.block_on(async {
         let listener = tokio::net::TcpListener::from_std(listener)?;

@@ -6,6 +6,7 @@ use anyhow::{Result, bail};
 use clap::Args;
 use std::path::PathBuf;
 use trackbench::engine::ButlerMode;
+use trackbench::engine::profile::SamplerPolicy;
 use trackbench::engine::virtual_time::DeviceModel;
 use trackbench::units::parse_size;
 
@@ -63,40 +64,15 @@ pub struct SamplerArgs {
 
 impl SamplerArgs {
     pub fn workload(&self) -> Result<trackbench::workloads::sampler::Sampler> {
-        use trackbench::engine::profile::SamplerPolicy;
         let format = self.common.settings_for(None, SAMPLE_FORMAT)?.format;
-        let mut profile = SamplerPolicy::named(&self.profile, &format)?;
-        if let Some(p) = &self.preload {
-            let bytes = parse_size("preload", p)?;
-            if !(4096..=64 << 20).contains(&bytes) {
-                bail!("invalid preload {p:?}: from 4K to 64M");
-            }
-            profile.preload_bytes = bytes.div_ceil(4096) * 4096;
-            profile.preload_stated = p.clone();
-        }
+        let profile = self.profile(&format)?;
         let butler = match &self.butler {
             Some(b) => ButlerMode::parse(b)?,
             None => profile.butler,
         };
-        if !(1..=20_000).contains(&self.voices) {
-            bail!("invalid voices {}: 1 to 20000", self.voices);
-        }
-        files(self.files)?;
-        if !(self.notes_per_s.is_finite() && (0.0..=100_000.0).contains(&self.notes_per_s)) {
-            bail!(
-                "invalid notes-per-s {}: 0 to 100000 note-ons a second",
-                self.notes_per_s
-            );
-        }
+        self.check_counts()?;
         let (min_s, max_s) = lengths(&self.lengths)?;
-        if let Some(m) = self.max_voices {
-            if !(1..=20_000).contains(&m) {
-                bail!("invalid max-voices {m}: 1 to 20000");
-            }
-            if !self.find_max {
-                bail!("--max-voices limits a --find-max search: add --find-max");
-            }
-        }
+        self.check_max_voices()?;
         let device = self
             .device_model
             .as_deref()
@@ -139,6 +115,50 @@ impl SamplerArgs {
             );
         }
         Ok(w)
+    }
+}
+
+impl SamplerArgs {
+    /// The sampler profile for `format`, with the preload asked for (whole 4 KiB blocks).
+    fn profile(&self, format: &trackbench::audio::Format) -> Result<SamplerPolicy> {
+        let mut profile = SamplerPolicy::named(&self.profile, format)?;
+        if let Some(p) = &self.preload {
+            let bytes = parse_size("preload", p)?;
+            if !(4096..=64 << 20).contains(&bytes) {
+                bail!("invalid preload {p:?}: from 4K to 64M");
+            }
+            profile.preload_bytes = bytes.div_ceil(4096) * 4096;
+            profile.preload_stated = p.clone();
+        }
+        Ok(profile)
+    }
+
+    /// The voices, the files and the note rate within their ranges.
+    fn check_counts(&self) -> Result<()> {
+        if !(1..=20_000).contains(&self.voices) {
+            bail!("invalid voices {}: 1 to 20000", self.voices);
+        }
+        files(self.files)?;
+        if !(self.notes_per_s.is_finite() && (0.0..=100_000.0).contains(&self.notes_per_s)) {
+            bail!(
+                "invalid notes-per-s {}: 0 to 100000 note-ons a second",
+                self.notes_per_s
+            );
+        }
+        Ok(())
+    }
+
+    /// `--max-voices` within its range, and with a search to limit.
+    fn check_max_voices(&self) -> Result<()> {
+        if let Some(m) = self.max_voices {
+            if !(1..=20_000).contains(&m) {
+                bail!("invalid max-voices {m}: 1 to 20000");
+            }
+            if !self.find_max {
+                bail!("--max-voices limits a --find-max search: add --find-max");
+            }
+        }
+        Ok(())
     }
 }
 

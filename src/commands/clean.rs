@@ -8,6 +8,13 @@ use trackbench::datadir::{self, DataDir};
 use trackbench::target::{self, TargetKind};
 use trackbench::units::fmt_size;
 
+/// The gate an interrupted run holds while its result is saved: its cleaner starts removing
+/// its files once the gate is dropped (or the run has exited).
+#[cfg(unix)]
+pub type Gate = std::io::PipeWriter;
+#[cfg(windows)]
+pub type Gate = ();
+
 /// Hands an interrupted run's data directory, lock included, to a `trackbench clean` of its
 /// own (its own process group: a second Ctrl-C at the terminal does not stop it) and returns
 /// its pid; where that cannot start, cleans here.
@@ -23,7 +30,7 @@ pub fn hand_over(
     d: DataDir,
     target: &Path,
     rank: Option<u32>,
-) -> Result<(Option<u32>, Option<std::io::PipeWriter>)> {
+) -> Result<(Option<u32>, Option<Gate>)> {
     use std::os::fd::AsRawFd;
     use std::os::unix::process::CommandExt;
     if d.keep() {

@@ -3,7 +3,7 @@
 //! document, and prints the summary. An interrupted run hands its files to a cleaner of their
 //! own.
 
-use super::clean::hand_over;
+use super::clean::{Gate, hand_over};
 use super::{Ctx, db_flag};
 use crate::browser;
 use crate::cli::process::{EXIT_INTERRUPTED, SECOND_SIGNAL_MESSAGE};
@@ -13,12 +13,14 @@ use anyhow::{Context, Result, bail};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use trackbench::datadir::DataDir;
 use trackbench::error::Error;
 use trackbench::present;
 use trackbench::present::output::Output;
 use trackbench::result::ResultDoc;
 use trackbench::session::{self, Outcome, Plan};
 use trackbench::store;
+use trackbench::studio::World;
 use trackbench::target;
 use trackbench::workloads::Workload;
 
@@ -247,19 +249,9 @@ fn finish(
         kept,
         speaks,
     } = outcome;
-    // An interrupted run hands its files to a cleaner of their own and exits at once:
-    // unlinking large files takes seconds on some filesystems (ext4 with discard).
     // The cleaner starts removing when `_cleaner_gate` is dropped: when this function returns,
     // the result saved.
-    let (cleaner, _cleaner_gate) =
-        match unfinished.map(|d| hand_over(d, path, (!world.is_alone()).then(|| world.rank()))) {
-            Some(Ok(handed)) => handed,
-            Some(Err(e)) => {
-                doc.warnings.push(format!("cleanup incomplete: {e}"));
-                (None, None)
-            }
-            None => (None, None),
-        };
+    let (cleaner, _cleaner_gate) = hand_over_unfinished(unfinished, path, world, &mut doc);
     if let Some(root) = kept {
         printer.bars.note(&format!(
             "test files kept in {} (remove them with: trackbench clean {})",
@@ -273,13 +265,7 @@ fn finish(
         .map(|e| format!("stopped by an error: {e}"));
     doc.warnings.extend(stopped.clone());
     if !speaks {
-        // Another rank's failure is said by that rank and by rank 0; this one only stops.
-        return match failure {
-            Some(Error::RankFailed { .. }) => Ok(ExitCode::FAILURE),
-            Some(e) => Err(e).context(format!("measurement failed on rank {}", world.rank())),
-            None if doc.interrupted => Ok(ExitCode::from(EXIT_INTERRUPTED)),
-            None => Ok(ExitCode::SUCCESS),
-        };
+        return silent_rank_exit(failure, doc.interrupted, world);
     }
     if !world.is_root() {
         // Rank 0 died: this rank speaks for the studio, from its own part of the figures.
@@ -312,6 +298,40 @@ fn finish(
         j.write(&present::json::to_string(&doc)?)?;
     }
     exit_status(failure, doc.interrupted, cleaner)
+}
+
+/// An interrupted run hands its files to a cleaner of their own and exits at once: unlinking
+/// large files takes seconds on some filesystems (ext4 with discard). The cleaner's pid, and
+/// the gate whose dropping lets it start; where it cannot, why, in `doc`'s warnings.
+fn hand_over_unfinished(
+    unfinished: Option<DataDir>,
+    path: &Path,
+    world: &dyn World,
+    doc: &mut ResultDoc,
+) -> (Option<u32>, Option<Gate>) {
+    match unfinished.map(|d| hand_over(d, path, (!world.is_alone()).then(|| world.rank()))) {
+        Some(Ok(handed)) => handed,
+        Some(Err(e)) => {
+            doc.warnings.push(format!("cleanup incomplete: {e}"));
+            (None, None)
+        }
+        None => (None, None),
+    }
+}
+
+/// How a rank that does not speak for the studio exits: another rank's failure is said by that
+/// rank and by rank 0, so this one only stops; its own failure, interruption or success.
+fn silent_rank_exit(
+    failure: Option<Error>,
+    interrupted: bool,
+    world: &dyn World,
+) -> Result<ExitCode> {
+    match failure {
+        Some(Error::RankFailed { .. }) => Ok(ExitCode::FAILURE),
+        Some(e) => Err(e).context(format!("measurement failed on rank {}", world.rank())),
+        None if interrupted => Ok(ExitCode::from(EXIT_INTERRUPTED)),
+        None => Ok(ExitCode::SUCCESS),
+    }
 }
 
 /// Keeps the result in the store, before an interrupted run's cleaner removes its files (the

@@ -321,25 +321,9 @@ pub fn run(
         spec.record_tracks as usize,
         "one file per record track"
     );
-    let cap = spec.ring_bytes();
-    let chunk = spec.ring_slot_bytes();
     // Rings kept from an earlier run are ready; new ones are touched while the run locates,
     // in track order on every CPU, and the locate fills each once it is (`RingsReady`).
-    let (bufs, ready) = rings.lend(
-        play.len() + record.len(),
-        Ring::capacity_for_bytes(cap, chunk) as usize,
-    )?;
-    let tracks: Vec<Track> = play
-        .iter()
-        .map(|f| (Direction::Play, f))
-        .chain(record.iter().map(|f| (Direction::Record, f)))
-        .zip(bufs)
-        .enumerate()
-        .map(|(i, ((dir, f), buf))| {
-            let ring = Ring::from_buf(cap, chunk, buf);
-            Track::new(dir, ring, i as u32, f.content_id, f.data_start, f.data_len)
-        })
-        .collect();
+    let (tracks, ready) = lend_tracks(spec, (play, record), rings)?;
     let gate = RingsReady::new(ready, tracks.len());
     let stop = AtomicBool::new(false);
     let out = std::thread::scope(|s| {
@@ -362,6 +346,39 @@ pub fn run(
     });
     // Only memory that was touched is kept for the next run's rings.
     let ready = gate.count();
+    give_back(tracks, ready, rings);
+    out
+}
+
+/// The tracks of a run on `play` and `record`, their rings' memory lent by `rings` (the first
+/// `ready` of them touched already).
+fn lend_tracks(
+    spec: &StreamSpec,
+    (play, record): (&[StreamFile<'_>], &[StreamFile<'_>]),
+    rings: &mut RingMemory,
+) -> Result<(Vec<Track>, usize)> {
+    let (cap, chunk) = (spec.ring_bytes(), spec.ring_slot_bytes());
+    let (bufs, ready) = rings.lend(
+        play.len() + record.len(),
+        Ring::capacity_for_bytes(cap, chunk) as usize,
+    )?;
+    let tracks = play
+        .iter()
+        .map(|f| (Direction::Play, f))
+        .chain(record.iter().map(|f| (Direction::Record, f)))
+        .zip(bufs)
+        .enumerate()
+        .map(|(i, ((dir, f), buf))| {
+            let ring = Ring::from_buf(cap, chunk, buf);
+            Track::new(dir, ring, i as u32, f.content_id, f.data_start, f.data_len)
+        })
+        .collect();
+    Ok((tracks, ready))
+}
+
+/// Gives the tracks' ring memory back to `rings`: the first `ready`, which were touched, for
+/// the next run.
+fn give_back(tracks: Vec<Track>, ready: usize, rings: &mut RingMemory) {
     for (i, t) in tracks.into_iter().enumerate() {
         if let Some(m) = t.ring.into_memory()
             && i < ready
@@ -369,7 +386,6 @@ pub fn run(
             rings.give(m);
         }
     }
-    out
 }
 
 /// `run` on tracks whose rings are ready.

@@ -246,54 +246,7 @@ const EINVAL: i32 = if cfg!(windows) { 87 } else { 22 };
 /// FILE_FLAG_WRITE_THROUGH) unless `cached`; where the filesystem refuses O_DIRECT (tmpfs, some
 /// network filesystems) it opens buffered and says so, so every figure can be labelled "cached".
 pub fn open(path: &Path, mode: OpenMode, cached: bool) -> Result<Opened> {
-    let build = |direct: bool| {
-        let mut o = OpenOptions::new();
-        o.read(true);
-        if mode == OpenMode::ReadWrite {
-            o.write(true);
-        }
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt;
-            let mut flags = libc::O_CLOEXEC;
-            if mode == OpenMode::ReadWrite {
-                flags |= libc::O_NOFOLLOW;
-            }
-            if direct {
-                flags |= crate::platform::UNCACHED_OPEN_FLAGS;
-            }
-            o.custom_flags(flags);
-        }
-        #[cfg(windows)]
-        {
-            use std::os::windows::fs::OpenOptionsExt;
-            use windows_sys::Win32::Storage::FileSystem::{
-                FILE_FLAG_NO_BUFFERING, FILE_FLAG_OPEN_REPARSE_POINT, FILE_FLAG_WRITE_THROUGH,
-            };
-            let mut flags = 0;
-            if mode == OpenMode::ReadWrite {
-                // The link itself, never its target: refused below as not a file.
-                flags |= FILE_FLAG_OPEN_REPARSE_POINT;
-            }
-            if direct {
-                flags |= FILE_FLAG_NO_BUFFERING | FILE_FLAG_WRITE_THROUGH;
-            }
-            o.custom_flags(flags);
-        }
-        let file = o.open(path)?;
-        #[cfg(windows)]
-        if mode == OpenMode::ReadWrite && file.metadata()?.file_type().is_symlink() {
-            return Err(std::io::Error::other(
-                "a link where trackbench's file should be",
-            ));
-        }
-        if direct
-            && crate::platform::after_open_uncached(&file) == crate::platform::Uncached::Refused
-        {
-            return Err(std::io::Error::from_raw_os_error(EINVAL));
-        }
-        Ok(file)
-    };
+    let build = |direct: bool| open_file(path, mode, direct);
     if cached {
         let file = build(false).map_err(|e| open_error(path, e))?;
         return Ok(Opened {
@@ -318,6 +271,56 @@ pub fn open(path: &Path, mode: OpenMode, cached: bool) -> Result<Opened> {
         }
         Err(e) => Err(open_error(path, e)),
     }
+}
+
+/// Opens `path` (`direct`: uncached), never following a link where it may write; a filesystem
+/// that takes the uncached open but refuses uncached I/O is `EINVAL`, as one that refuses the
+/// open itself.
+fn open_file(path: &Path, mode: OpenMode, direct: bool) -> std::io::Result<File> {
+    let mut o = OpenOptions::new();
+    o.read(true);
+    if mode == OpenMode::ReadWrite {
+        o.write(true);
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        let mut flags = libc::O_CLOEXEC;
+        if mode == OpenMode::ReadWrite {
+            flags |= libc::O_NOFOLLOW;
+        }
+        if direct {
+            flags |= crate::platform::UNCACHED_OPEN_FLAGS;
+        }
+        o.custom_flags(flags);
+    }
+    #[cfg(windows)]
+    {
+        use std::os::windows::fs::OpenOptionsExt;
+        use windows_sys::Win32::Storage::FileSystem::{
+            FILE_FLAG_NO_BUFFERING, FILE_FLAG_OPEN_REPARSE_POINT, FILE_FLAG_WRITE_THROUGH,
+        };
+        let mut flags = 0;
+        if mode == OpenMode::ReadWrite {
+            // The link itself, never its target: refused below as not a file.
+            flags |= FILE_FLAG_OPEN_REPARSE_POINT;
+        }
+        if direct {
+            flags |= FILE_FLAG_NO_BUFFERING | FILE_FLAG_WRITE_THROUGH;
+        }
+        o.custom_flags(flags);
+    }
+    let file = o.open(path)?;
+    #[cfg(windows)]
+    if mode == OpenMode::ReadWrite && file.metadata()?.file_type().is_symlink() {
+        return Err(std::io::Error::other(
+            "a link where trackbench's file should be",
+        ));
+    }
+    if direct && crate::platform::after_open_uncached(&file) == crate::platform::Uncached::Refused {
+        return Err(std::io::Error::from_raw_os_error(EINVAL));
+    }
+    Ok(file)
 }
 
 fn open_error(path: &Path, e: std::io::Error) -> Error {

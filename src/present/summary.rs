@@ -94,77 +94,91 @@ pub fn summary(doc: &ResultDoc) -> Option<String> {
 /// The sampler, the template load and the export in a user's words.
 fn daw_lines(doc: &ResultDoc) -> Vec<String> {
     let sec = |w: &str| doc.sections.iter().find(|s| s.workload == w);
-    let mut lines = Vec::new();
-    if let Some(s) = sec("sampler")
-        && let Some(row) = s.rows.first()
-        && let Some(v) = row.get(&m::VOICES)
-    {
-        let notes = s
-            .settings
-            .get("notes_per_s")
-            .and_then(|n| n.as_f64())
-            .unwrap_or(0.0);
-        let limit = limit_of(s, &row.label);
-        lines.push(format!(
-            "  It streams {}{:.0} sampler voices at {notes} notes/s ({} preloads){}, where sequential MB/s would promise {}.",
-            if limit.is_some() { "at least " } else { "about " },
-            v.spread.median,
-            s.settings
-                .get("preload_bytes")
-                .and_then(|p| p.as_u64())
-                .map_or("?".into(), fmt_size),
-            match limit {
-                Some(SearchLimit::MaxTracks) if doc.is_suite() =>
-                    " (the suite stops there; `trackbench sampler --find-max` searches further)".to_string(),
-                Some(w) => format!(" (the search stopped at {})", w.words()),
-                None => String::new(),
-            },
-            row.get(&m::NAIVE_VOICES)
-                .map_or("?".into(), |n| format!("{:.0}", n.spread.median))
-        ));
-    }
-    if let Some(s) = sec("load")
-        && let Some(cold) = s.rows.first().and_then(|r| r.get(&m::LOAD_S))
-    {
-        let files = s
-            .settings
-            .get("library")
-            .and_then(|l| l.get("files"))
-            .and_then(|f| f.as_u64())
-            .unwrap_or(0);
-        let warm = s
-            .rows
-            .iter()
-            .find(|r| r.label.starts_with("warm"))
-            .and_then(|r| r.get(&m::LOAD_S));
-        lines.push(format!(
-            "  It loads a {files}-sample template in {} s cold{}.",
-            fmt_figure(cold.spread.median),
-            warm.map_or(String::new(), |w| format!(
-                " ({} s when cached)",
-                fmt_figure(w.spread.median)
-            ))
-        ));
-    }
-    if let Some(s) = sec("bounce")
-        && let (Some(r), Some(e)) = (
-            s.row(crate::workloads::bounce::RENDER_ROW)
-                .and_then(|r| r.get(&m::X_REAL_TIME)),
-            s.row(crate::workloads::bounce::EXPORT_ROW)
-                .and_then(|r| r.get(&m::X_REAL_TIME)),
-        )
-    {
-        let tracks = s
-            .settings
-            .get("tracks")
-            .and_then(|t| t.as_u64())
-            .unwrap_or(0);
-        lines.push(format!(
-            "  It bounces {tracks} tracks {:.0} times faster than real time, and normalises them to 24-bit {:.0} times faster.",
-            r.spread.median, e.spread.median
-        ));
-    }
-    lines
+    [
+        sec("sampler").and_then(|s| sampler_line(doc, s)),
+        sec("load").and_then(load_line),
+        sec("bounce").and_then(bounce_line),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+/// The sampler's most voices, beside the naive count.
+fn sampler_line(doc: &ResultDoc, s: &Section) -> Option<String> {
+    let row = s.rows.first()?;
+    let v = row.get(&m::VOICES)?;
+    let notes = s
+        .settings
+        .get("notes_per_s")
+        .and_then(|n| n.as_f64())
+        .unwrap_or(0.0);
+    let limit = limit_of(s, &row.label);
+    Some(format!(
+        "  It streams {}{:.0} sampler voices at {notes} notes/s ({} preloads){}, where sequential MB/s would promise {}.",
+        if limit.is_some() {
+            "at least "
+        } else {
+            "about "
+        },
+        v.spread.median,
+        s.settings
+            .get("preload_bytes")
+            .and_then(|p| p.as_u64())
+            .map_or("?".into(), fmt_size),
+        match limit {
+            Some(SearchLimit::MaxTracks) if doc.is_suite() =>
+                " (the suite stops there; `trackbench sampler --find-max` searches further)"
+                    .to_string(),
+            Some(w) => format!(" (the search stopped at {})", w.words()),
+            None => String::new(),
+        },
+        row.get(&m::NAIVE_VOICES)
+            .map_or("?".into(), |n| format!("{:.0}", n.spread.median))
+    ))
+}
+
+/// The template load, cold and cached.
+fn load_line(s: &Section) -> Option<String> {
+    let cold = s.rows.first()?.get(&m::LOAD_S)?;
+    let files = s
+        .settings
+        .get("library")
+        .and_then(|l| l.get("files"))
+        .and_then(|f| f.as_u64())
+        .unwrap_or(0);
+    let warm = s
+        .rows
+        .iter()
+        .find(|r| r.label.starts_with("warm"))
+        .and_then(|r| r.get(&m::LOAD_S));
+    Some(format!(
+        "  It loads a {files}-sample template in {} s cold{}.",
+        fmt_figure(cold.spread.median),
+        warm.map_or(String::new(), |w| format!(
+            " ({} s when cached)",
+            fmt_figure(w.spread.median)
+        ))
+    ))
+}
+
+/// The export, against real time.
+fn bounce_line(s: &Section) -> Option<String> {
+    let r = s
+        .row(crate::workloads::bounce::RENDER_ROW)?
+        .get(&m::X_REAL_TIME)?;
+    let e = s
+        .row(crate::workloads::bounce::EXPORT_ROW)?
+        .get(&m::X_REAL_TIME)?;
+    let tracks = s
+        .settings
+        .get("tracks")
+        .and_then(|t| t.as_u64())
+        .unwrap_or(0);
+    Some(format!(
+        "  It bounces {tracks} tracks {:.0} times faster than real time, and normalises them to 24-bit {:.0} times faster.",
+        r.spread.median, e.spread.median
+    ))
 }
 
 /// The real-time answer in a user's words, with the naive count beside it: the sequential read
