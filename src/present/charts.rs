@@ -7,6 +7,7 @@ use crate::stats::Histogram;
 use crate::units::fmt_figure;
 use plotters::coord::Shift;
 use plotters::coord::ranged1d::AsRangedCoord;
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use std::ops::Range;
 
@@ -95,6 +96,23 @@ where
         .build_cartesian_2d(x, y)?)
 }
 
+/// The grid of a chart with numbers on both axes, `x_desc` and `y_desc` naming them.
+fn numeric_grid<'a, 'b: 'a>(
+    c: &mut Framed<'a, SVGBackend<'b>, RangedCoordf64, RangedCoordf64>,
+    x_desc: &str,
+    y_desc: &str,
+) -> Drawn {
+    c.configure_mesh()
+        .x_desc(x_desc)
+        .y_desc(y_desc)
+        .x_label_formatter(&|v| fmt_figure(*v))
+        .y_label_formatter(&|v| fmt_figure(*v))
+        .label_style((FONT, 12))
+        .light_line_style(GRID)
+        .draw()?;
+    Ok(())
+}
+
 /// The light grid lines of every chart with a grid.
 const GRID: RGBColor = RGBColor(235, 235, 235);
 
@@ -134,14 +152,7 @@ pub fn lines(
 ) -> Result<String> {
     canvas(title, |root| {
         let mut c = frame(root, title, x.clone(), y.clone())?;
-        c.configure_mesh()
-            .x_desc(x_desc)
-            .y_desc(y_desc)
-            .x_label_formatter(&|v| fmt_figure(*v))
-            .y_label_formatter(&|v| fmt_figure(*v))
-            .label_style((FONT, 12))
-            .light_line_style(GRID)
-            .draw()?;
+        numeric_grid(&mut c, x_desc, y_desc)?;
         for m in marks {
             let color = m.color;
             c.draw_series(LineSeries::new(
@@ -352,14 +363,7 @@ pub fn probes(
         .fold(0.0f64, f64::max);
     canvas(title, |root| {
         let mut c = frame(root, title, padded(0.0, t_end), 0f64..(top * 1.15).max(1.0))?;
-        c.configure_mesh()
-            .x_desc("seconds into the search")
-            .y_desc(y_desc)
-            .x_label_formatter(&|v| fmt_figure(*v))
-            .y_label_formatter(&|v| fmt_figure(*v))
-            .label_style((FONT, 12))
-            .light_line_style(GRID)
-            .draw()?;
+        numeric_grid(&mut c, "seconds into the search", y_desc)?;
         c.draw_series(LineSeries::new(
             points.iter().map(|p| (p.t_s, p.count)),
             GREY.mix(0.5).stroke_width(1),

@@ -13,6 +13,52 @@ use crate::stats::LatencySummary;
 use evidence::CapacityEvidence;
 use serde::{Deserialize, Serialize};
 
+/// The [`Judged`] answers both outcomes give from fields of the same names.
+macro_rules! judged_by_fields {
+    () => {
+        fn verdict(&self) -> Verdict {
+            self.verdict
+        }
+        fn shortcoming(&self) -> Option<Shortcoming> {
+            self.shortcoming
+        }
+        fn worst_headroom_pct(&self) -> f64 {
+            self.worst_headroom_pct
+        }
+        fn ran_s(&self) -> f64 {
+            self.ran_ms / 1000.0
+        }
+        fn interrupted(&self) -> bool {
+            self.interrupted
+        }
+        fn butler_idle_pct(&self) -> Option<f64> {
+            self.butler_idle_pct
+        }
+        fn capacity_estimate(&self) -> Option<f64> {
+            Self::capacity_estimate(self)
+        }
+        fn own_verdict(&self) -> Verdict {
+            Self::own_verdict(self)
+        }
+        fn capacity_evidence(&self) -> CapacityEvidence {
+            Self::capacity_evidence(self)
+        }
+        fn longest_hold_ms(&self) -> Option<f64> {
+            Self::longest_hold_ms(self)
+        }
+        fn realtime_note(&self) -> Option<&str> {
+            self.realtime_note.as_deref()
+        }
+        fn tick_lateness(&self) -> Option<&LatencySummary> {
+            self.tick_lateness.as_ref()
+        }
+        fn butler_cpu_wait_ms(&self) -> (Option<f64>, Option<f64>) {
+            (self.butler_cpu_wait_max_ms, self.butler_cpu_wait_ms)
+        }
+    };
+}
+use judged_by_fields;
+
 /// What every judged run says, whatever streamed (tracks or voices): its verdict and why,
 /// what it missed and how close it came, how long it ran, what it says of the storage, and
 /// what the machine did to it. The workloads' probes, notes and figures that do not depend on

@@ -142,50 +142,12 @@ impl SamplerOutcome {
 }
 
 impl Judged for SamplerOutcome {
-    fn verdict(&self) -> Verdict {
-        self.verdict
-    }
-    fn shortcoming(&self) -> Option<Shortcoming> {
-        self.shortcoming
-    }
-    fn worst_headroom_pct(&self) -> f64 {
-        self.worst_headroom_pct
-    }
+    super::judged_by_fields!();
     fn missed(&self) -> u64 {
         self.dropouts
     }
     fn first_missed_ms(&self) -> Option<f64> {
         self.first_dropout_ms
-    }
-    fn ran_s(&self) -> f64 {
-        self.ran_ms / 1000.0
-    }
-    fn interrupted(&self) -> bool {
-        self.interrupted
-    }
-    fn butler_idle_pct(&self) -> Option<f64> {
-        self.butler_idle_pct
-    }
-    fn capacity_estimate(&self) -> Option<f64> {
-        SamplerOutcome::capacity_estimate(self)
-    }
-    fn own_verdict(&self) -> Verdict {
-        SamplerOutcome::own_verdict(self)
-    }
-    fn capacity_evidence(&self) -> CapacityEvidence {
-        SamplerOutcome::capacity_evidence(self)
-    }
-    fn longest_hold_ms(&self) -> Option<f64> {
-        SamplerOutcome::longest_hold_ms(self)
-    }
-    fn realtime_note(&self) -> Option<&str> {
-        self.realtime_note.as_deref()
-    }
-    fn tick_lateness(&self) -> Option<&LatencySummary> {
-        self.tick_lateness.as_ref()
-    }
-    fn butler_cpu_wait_ms(&self) -> (Option<f64>, Option<f64>) {
-        (self.butler_cpu_wait_max_ms, self.butler_cpu_wait_ms)
     }
 }
 
