@@ -84,15 +84,62 @@ pub trait IoBackend {
     }
 }
 
-/// A parallel backend's checks on a request before it queues it: inside its slot's buffer
-/// (or in caller memory), and no more in flight than it has slots.
-fn assert_fits(op: &Op, bufs: &[AlignedBuf], in_flight: usize) {
-    assert!(
-        (op.slot as usize) < bufs.len()
-            && (!op.external.is_null() || op.len as usize <= bufs[op.slot as usize].len()),
-        "request outside its slot"
-    );
-    assert!(in_flight < bufs.len(), "more requests than slots");
+/// A parallel backend's request slots: a buffer each, and how many requests are in flight.
+pub struct Slots {
+    bufs: Vec<AlignedBuf>,
+    /// Requests queued and not yet completed.
+    pub in_flight: usize,
+}
+
+impl Slots {
+    /// `count` slots (at least one) of `buf_len` bytes each.
+    pub fn new(count: usize, buf_len: usize) -> Result<Slots> {
+        Ok(Slots {
+            bufs: (0..count.max(1))
+                .map(|_| AlignedBuf::try_new(buf_len))
+                .collect::<Result<_>>()?,
+            in_flight: 0,
+        })
+    }
+
+    /// How many there are: the backend's queue depth.
+    pub fn len(&self) -> usize {
+        self.bufs.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.bufs.is_empty()
+    }
+
+    pub fn buf(&self, slot: u32) -> &[u8] {
+        &self.bufs[slot as usize]
+    }
+
+    pub fn buf_mut(&mut self, slot: u32) -> &mut [u8] {
+        &mut self.bufs[slot as usize]
+    }
+
+    /// Where `op`'s data lands (caller memory, or its slot's buffer), after the checks a
+    /// parallel backend makes before it queues a request: inside its slot's buffer, and no more
+    /// in flight than there are slots.
+    pub fn target(&mut self, op: &Op) -> *mut u8 {
+        assert!(
+            (op.slot as usize) < self.bufs.len()
+                && (!op.external.is_null() || op.len as usize <= self.bufs[op.slot as usize].len()),
+            "request outside its slot"
+        );
+        assert!(self.in_flight < self.bufs.len(), "more requests than slots");
+        if op.external.is_null() {
+            self.bufs[op.slot as usize].as_mut_ptr()
+        } else {
+            op.external
+        }
+    }
+
+    /// The buffers, for a backend that registers them with the kernel.
+    pub fn bufs_mut(&mut self) -> &mut [AlignedBuf] {
+        &mut self.bufs
+    }
 }
 
 /// Which backend to build.

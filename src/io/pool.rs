@@ -10,7 +10,7 @@
 //! [`super::workers`], threads that each take, perform and check their own requests, without
 //! the two hand-offs per request this pool makes.
 
-use super::{AlignedBuf, Completion, IoBackend, Op, OpKind};
+use super::{Completion, IoBackend, Op, OpKind, Slots};
 use crate::error::{Error, Result};
 use crate::platform::FileAt;
 use std::fs::File;
@@ -34,11 +34,10 @@ struct Job {
 }
 
 pub struct PoolBackend {
-    bufs: Vec<AlignedBuf>,
+    slots: Slots,
     jobs: Option<Sender<Job>>,
     done: Receiver<Completion>,
     workers: Vec<JoinHandle<()>>,
-    in_flight: usize,
 }
 
 impl PoolBackend {
@@ -64,13 +63,10 @@ impl PoolBackend {
             workers.push(w);
         }
         Ok(PoolBackend {
-            bufs: (0..queue_depth.max(1))
-                .map(|_| AlignedBuf::try_new(buf_len))
-                .collect::<Result<_>>()?,
+            slots: Slots::new(queue_depth, buf_len)?,
             jobs: Some(jobs_tx),
             done: done_rx,
             workers,
-            in_flight: 0,
         })
     }
 }
@@ -119,22 +115,17 @@ impl IoBackend for PoolBackend {
         "threads"
     }
     fn queue_depth(&self) -> usize {
-        self.bufs.len()
+        self.slots.len()
     }
     fn slot(&self, slot: u32) -> &[u8] {
-        &self.bufs[slot as usize]
+        self.slots.buf(slot)
     }
     fn slot_mut(&mut self, slot: u32) -> &mut [u8] {
-        &mut self.bufs[slot as usize]
+        self.slots.buf_mut(slot)
     }
 
     fn submit(&mut self, op: Op) -> Result<()> {
-        super::assert_fits(&op, &self.bufs, self.in_flight);
-        let addr = if op.external.is_null() {
-            self.bufs[op.slot as usize].as_mut_ptr()
-        } else {
-            op.external
-        } as usize;
+        let addr = self.slots.target(&op) as usize;
         let job = Job {
             file: op.file as usize,
             kind: op.kind,
@@ -150,12 +141,12 @@ impl IoBackend for PoolBackend {
                 std::io::Error::from(std::io::ErrorKind::BrokenPipe),
             ));
         }
-        self.in_flight += 1;
+        self.slots.in_flight += 1;
         Ok(())
     }
 
     fn complete(&mut self, min: usize, out: &mut Vec<Completion>) -> Result<()> {
-        let want = min.min(self.in_flight);
+        let want = min.min(self.slots.in_flight);
         let mut got = 0;
         while got < want {
             match self.done.recv() {
@@ -175,7 +166,7 @@ impl IoBackend for PoolBackend {
             out.push(c);
             got += 1;
         }
-        self.in_flight -= got;
+        self.slots.in_flight -= got;
         Ok(())
     }
 }
@@ -231,7 +222,7 @@ mod tests {
             assert_eq!(b.slot(c.slot), &data[off..off + 4096]);
         }
         // A write from caller memory, then read back.
-        let mut mine = AlignedBuf::new(4096);
+        let mut mine = crate::io::AlignedBuf::new(4096);
         mine.fill(7);
         b.submit(Op {
             kind: OpKind::Write,

@@ -3,7 +3,7 @@
 //! kernel has it (6.1), completions run only when the measuring thread asks for them
 //! (`DEFER_TASKRUN`, as fio sets up its rings) instead of interrupting it as they arrive.
 
-use super::{AlignedBuf, Completion, IoBackend, Op, OpKind};
+use super::{Completion, IoBackend, Op, OpKind, Slots};
 use crate::error::{Error, Result};
 use io_uring::{IoUring, opcode, squeue, types};
 use std::fs::File;
@@ -12,11 +12,10 @@ use std::os::fd::{AsRawFd, RawFd};
 pub struct UringBackend {
     ring: IoUring,
     fds: Vec<RawFd>,
-    bufs: Vec<AlignedBuf>,
+    slots: Slots,
     fixed_files: bool,
     fixed_bufs: bool,
     queued: usize,
-    in_flight: usize,
     /// Set up disabled, so that the thread that first submits becomes its only issuer (a ring
     /// with deferred task work serves one thread): enabled then.
     disabled: bool,
@@ -49,11 +48,10 @@ impl UringBackend {
             )
         })?;
         let fds: Vec<RawFd> = files.iter().map(|f| f.as_raw_fd()).collect();
-        let mut bufs: Vec<AlignedBuf> = (0..queue_depth)
-            .map(|_| AlignedBuf::try_new(buf_len))
-            .collect::<Result<_>>()?;
+        let mut slots = Slots::new(queue_depth, buf_len)?;
         let fixed_files = !fds.is_empty() && ring.submitter().register_files(&fds).is_ok();
-        let iovecs: Vec<libc::iovec> = bufs
+        let iovecs: Vec<libc::iovec> = slots
+            .bufs_mut()
             .iter_mut()
             .map(|b| libc::iovec {
                 iov_base: b.as_mut_ptr().cast(),
@@ -67,22 +65,17 @@ impl UringBackend {
         Ok(UringBackend {
             ring,
             fds,
-            bufs,
+            slots,
             fixed_files,
             fixed_bufs,
             queued: 0,
-            in_flight: 0,
             disabled,
         })
     }
 
     fn entry(&mut self, op: Op) -> squeue::Entry {
         let external = !op.external.is_null();
-        let buf = if external {
-            op.external
-        } else {
-            self.bufs[op.slot as usize].as_mut_ptr()
-        };
+        let buf = self.slots.target(&op);
         let idx = op.slot as u16;
         let fixed = self.fixed_bufs && !external;
         macro_rules! build {
@@ -146,17 +139,16 @@ impl IoBackend for UringBackend {
         "uring"
     }
     fn queue_depth(&self) -> usize {
-        self.bufs.len()
+        self.slots.len()
     }
     fn slot(&self, slot: u32) -> &[u8] {
-        &self.bufs[slot as usize]
+        self.slots.buf(slot)
     }
     fn slot_mut(&mut self, slot: u32) -> &mut [u8] {
-        &mut self.bufs[slot as usize]
+        self.slots.buf_mut(slot)
     }
 
     fn submit(&mut self, op: Op) -> Result<()> {
-        super::assert_fits(&op, &self.bufs, self.in_flight);
         let entry = self.entry(op);
         // SAFETY: the entry points into a buffer owned by self that stays untouched until its
         // completion is reaped (the caller owns the slot discipline).
@@ -164,7 +156,7 @@ impl IoBackend for UringBackend {
             self.enter(0)?;
         }
         self.queued += 1;
-        self.in_flight += 1;
+        self.slots.in_flight += 1;
         Ok(())
     }
 
@@ -176,7 +168,7 @@ impl IoBackend for UringBackend {
     }
 
     fn complete(&mut self, min: usize, out: &mut Vec<Completion>) -> Result<()> {
-        let want = min.min(self.in_flight);
+        let want = min.min(self.slots.in_flight);
         let mut got = 0;
         loop {
             let before = out.len();
@@ -188,7 +180,7 @@ impl IoBackend for UringBackend {
             }
             let n = out.len() - before;
             got += n;
-            self.in_flight -= n;
+            self.slots.in_flight -= n;
             if got >= want && self.ring.submission().is_empty() {
                 return Ok(());
             }
