@@ -10,7 +10,7 @@ use trackbench::audio::Format;
 use trackbench::engine::virtual_time::DeviceModel;
 use trackbench::engine::{ButlerMode, Policy, StreamSpec};
 use trackbench::units::parse_size;
-use trackbench::workloads::multitrack::{StreamKind, Streaming};
+use trackbench::workloads::multitrack::{Multitrack, StreamKind};
 
 /// Flags every streaming command shares.
 #[derive(Args, Debug, Clone)]
@@ -138,7 +138,7 @@ impl StreamOpts {
         play: u32,
         record: u32,
         RecordOpts { prealloc, verify }: RecordOpts,
-    ) -> Result<Streaming> {
+    ) -> Result<Multitrack> {
         let policy = self.policy(&format)?;
         let margin = match &self.margin {
             Some(m) => parse_pct("margin", m)?,
@@ -172,7 +172,7 @@ impl StreamOpts {
         spec.validate()?;
         self.plan_duration(&mut spec, dur, device.is_some())?;
         spec.validate()?;
-        Ok(Streaming {
+        Ok(Multitrack {
             kind,
             spec,
             device,

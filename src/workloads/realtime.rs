@@ -2,7 +2,7 @@
 //! the most record tracks, and the most playback tracks while recording half as many as the
 //! record answer — three `--find-max` searches, as one section.
 
-use super::multitrack::{StreamKind, Streaming, planned_duration_s};
+use super::multitrack::{Multitrack, StreamKind, planned_duration_s};
 use super::{Env, RunOutcome, Workload};
 use crate::audio::Format;
 use crate::engine::{Policy, StreamSpec};
@@ -33,8 +33,8 @@ impl RealTime {
         Ok(spec)
     }
 
-    fn search(&self, kind: StreamKind, hdr_record: Option<u32>) -> Result<Streaming> {
-        Ok(Streaming {
+    fn search(&self, kind: StreamKind, hdr_record: Option<u32>) -> Result<Multitrack> {
+        Ok(Multitrack {
             kind,
             spec: self.spec()?,
             device: None,
@@ -91,7 +91,7 @@ impl Workload for RealTime {
         let mut out = RunOutcome::default();
         let mut detail = RealTimeDetail::default();
         let take = |label: &str,
-                    w: &mut Streaming,
+                    w: &mut Multitrack,
                     env: &mut Env<'_>,
                     out: &mut RunOutcome|
          -> Result<RealTimeSearch> {

@@ -2,7 +2,7 @@
 //! the rings are reserved, the record files created, the run judged, the recordings finished as
 //! WAV files (and read back with `--verify`), and the record files removed.
 
-use super::Streaming;
+use super::Multitrack;
 use crate::audio::DATA_OFFSET;
 use crate::dataset::{self, Span};
 use crate::engine::StreamSpec;
@@ -17,7 +17,7 @@ use crate::verdict::tracks::{self as judged, StreamOutcome};
 use crate::workloads::Env;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-impl Streaming {
+impl Multitrack {
     /// One run of `spec` on real files, judged; its files removed after it unless kept.
     pub(super) fn one_real(
         &self,

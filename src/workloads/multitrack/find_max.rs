@@ -4,7 +4,7 @@
 //! tracks starting in phase leave of the disk, and the answers' notes.
 
 use super::guess::{Estimates, wave_bound};
-use super::{HDR_RATIOS, StreamKind, Streaming, planned_duration_s};
+use super::{HDR_RATIOS, Multitrack, StreamKind, planned_duration_s};
 use crate::engine::shape::{head_start_ns, steady_start_saves_ns, wave_times};
 use crate::engine::{ButlerMode, Policy, StreamSpec};
 use crate::error::Result;
@@ -27,7 +27,7 @@ struct Planned {
     main: bool,
 }
 
-impl Streaming {
+impl Multitrack {
     /// Every search of the run, its rows, notes and record added to `out`.
     pub(super) fn find_max_run(
         &mut self,

@@ -4,7 +4,7 @@
 //! it records — and the bound tracks starting in phase put on what they suggest.
 
 use super::files::play_files;
-use super::{StreamKind, Streaming};
+use super::{Multitrack, StreamKind};
 use crate::audio::DATA_OFFSET;
 use crate::dataset::{self, Span};
 use crate::engine::shape::wave_times;
@@ -77,7 +77,7 @@ fn ways(kind: StreamKind) -> (bool, bool) {
     (kind != StreamKind::Record, kind != StreamKind::Play)
 }
 
-impl Streaming {
+impl Multitrack {
     /// What short transfers suggest before a search (see the module's doc).
     pub(super) fn estimates(&self, env: &mut Env<'_>) -> Result<Estimates> {
         let spec = &self.spec;

@@ -38,7 +38,7 @@ pub enum StreamKind {
 pub const HDR_RATIOS: [f64; 4] = [0.0, 0.25, 0.5, 1.0];
 
 #[derive(Debug, Clone)]
-pub struct Streaming {
+pub struct Multitrack {
     pub kind: StreamKind,
     /// Counts in it are used for single runs; `--find-max` searches them.
     pub spec: StreamSpec,
@@ -65,7 +65,7 @@ pub struct Streaming {
 /// A locate longer than this is said to be one: a session start a user would call stuck.
 const LOCATE_NOTE_MS: f64 = 10_000.0;
 
-impl Streaming {
+impl Multitrack {
     /// Whether a probe of `spec` starts where its first refill falls due
     /// (`StreamSpec::start_at_first_refill`): real probes of direct reads. Simulated probes
     /// cost no wall time and keep their full start.
@@ -230,7 +230,7 @@ pub fn planned_duration_s(spec: &StreamSpec, find_max: bool, simulated: bool) ->
     }
 }
 
-impl Workload for Streaming {
+impl Workload for Multitrack {
     fn name(&self) -> &'static str {
         match self.kind {
             StreamKind::Play => "play",

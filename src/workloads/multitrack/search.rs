@@ -2,7 +2,7 @@
 //! a start at the first refill or in the steady state, an early end; a confirmation as the
 //! answer is stated), run and reported to `find_max`, and the most the search may try.
 
-use super::{StreamKind, Streaming, outcome_metrics};
+use super::{Multitrack, StreamKind, outcome_metrics};
 use crate::audio::DATA_OFFSET;
 use crate::engine::StreamSpec;
 use crate::engine::ring::RingMemory;
@@ -34,7 +34,7 @@ pub(super) fn confirmation_ns(probe: &StreamSpec) -> u64 {
     (ring_ns + CONFIRM_STEADY_FACTOR * steady_ns).max(probe.duration_ns as f64) as u64
 }
 
-impl Streaming {
+impl Multitrack {
     /// The largest count of `base`'s shape that passes. `ratio` is records per playback track
     /// (hdr); play and record workloads search their own count.
     pub(super) fn search(
