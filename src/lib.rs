@@ -1,5 +1,13 @@
 //! trackbench: storage measured the way audio work needs it — in tracks and voices, with the
 //! megabytes, IOPS and latencies underneath. This library measures and never prints.
+//!
+//! Its rooms are layers, each importing only from those below it (docs/architecture.md):
+//! `session` and `suite` run plans of `workloads`; a workload's `--find-max` is a `search`
+//! over runs that the `verdict` judges from what the `engine` measured (in real time or
+//! virtual time, through `io`); what a run found is a `result` document, which `present`
+//! renders and `store` keeps. Beneath them: the data directory (`datadir`), test media
+//! (`dataset`), the computers of a studio (`studio`), and the ground (`platform`, `units`,
+//! `stats`, `content`, `audio`, `clock`, `error`).
 
 pub mod audio;
 pub mod clock;
