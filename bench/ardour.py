@@ -17,7 +17,7 @@ on the same fixture and format and prints the ratio. As root, with Debian's ardo
 
 With ARDOUR_WRAP set, each trial's luasession runs under that command, e.g.
 `ARDOUR_WRAP="strace -f --seccomp-bpf -tt -T -e trace=openat,read,lseek -o /tmp/ardour.st"`:
-how Ardour opens and reads its files (BENCHMARKS.md, tenth stop, traced it this way).
+how Ardour opens and reads its files (docs/lab/profiles.md, tenth stop, traced it this way).
 
 Leaves nothing: the loop device, its mount and the group go at the end.
 """

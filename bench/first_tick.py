@@ -8,7 +8,7 @@ process holds more than 5000 open files (the tracks' files opened, for runs of t
 its thread `trackbench-tick` (the audio thread, which starts once the locate has filled every
 ring) first appears, when the memory it then locks (mlockall, as root) covers 95% of what the
 process holds (its first tick follows at once; "-" as an ordinary user, who may not lock), and
-when it exits. BENCHMARKS.md, "Starting 10,000 tracks".
+when it exits. docs/lab/ten-thousand-tracks.md.
 """
 import glob
 import os

@@ -6,7 +6,7 @@
 # passes one after the other are the device's share of the start; the rest of trackbench's is
 # its own (the rings touched, the files registered and flushed, the real-time thread set up).
 #
-#   bench/fresh_start_vs_fio.sh [TRACKBENCH] [ROUNDS]      (BENCHMARKS.md, "Starting 10,000 tracks")
+#   bench/fresh_start_vs_fio.sh [TRACKBENCH] [ROUNDS]      (docs/lab/ten-thousand-tracks.md)
 set -euo pipefail
 TB=${1:-target/release/trackbench}
 ROUNDS=${2:-2}

@@ -3,7 +3,7 @@
 # writes (10,000 files of 1,576,960 bytes, O_DIRECT, 4 in flight) and the locate's reads (a
 # ring's 1 MiB from each of 10,000 files written before, 32 in flight), one after the other and
 # then at the same time. The gap between the two is the most a locate that followed the layout
-# file by file could take off a fresh 10,000-track start (BENCHMARKS.md, "Starting 10,000 tracks").
+# file by file could take off a fresh 10,000-track start (docs/lab/ten-thousand-tracks.md).
 #
 #   bench/overlap_vs_fio.sh [ROUNDS]
 set -euo pipefail

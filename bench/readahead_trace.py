@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The kernel's read-ahead, traced while a command runs: for comparing how two programs' reads
-reach a device through the page cache (BENCHMARKS.md, "The IOPS cell from a cold session").
+reach a device through the page cache (docs/lab/profiles.md, "The IOPS cell from a cold session").
 
 Enables the tracepoints readahead:page_cache_sync_ra, page_cache_async_ra, page_cache_ra_order
 and block:block_rq_issue in /sys/kernel/tracing, runs COMMAND, saves the trace to --out, turns

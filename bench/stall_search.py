@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A search whose first probe the host stalls: how the search recovers (BENCHMARKS.md, "A failure
+"""A search whose first probe the host stalls: how the search recovers (docs/lab/search-time.md, "A failure
 far below what passes after it").
 
     sudo python3 bench/stall_search.py TRACKBENCH [--after 3] [--for 2]

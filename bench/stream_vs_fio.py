@@ -12,7 +12,9 @@ Usage: python3 bench/stream_vs_fio.py [DIR] [--rounds N]
    let only a share of the disk's rate through that wave (60%: see trackbench's note); the
    "of wave" column divides the ratio by that share.
 4. Saturated: N staggered tracks, more than the disk carries, so the engine reads as fast as it
-   can; its read rate against fio's on the same N files, alternating (--saturate N, default 8000).
+   can; its read rate against fio's on the same N files, alternating (--saturate N, default 8000;
+   --saturate-buffer B gives those runs smaller rings, where the disk carries more tracks than
+   memory holds default rings: 20000 tracks of `--buffer 1s` rings, 512 KiB each, ask 2.9 GB/s).
 5. `trackbench play --tracks 4000`: allocations on the real-time path and peak RSS beyond the rings.
 """
 import argparse, json, os, shutil, statistics, subprocess, sys, tempfile
@@ -64,6 +66,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--seconds", type=int, default=10)
     ap.add_argument("--saturate", type=int, default=8000, help="tracks for the saturated comparison")
+    ap.add_argument("--saturate-buffer", help="--buffer for the saturated runs (default: the engine's)")
     ap.add_argument("--only-saturated", action="store_true", help="skip the searches")
     a = ap.parse_args()
     if shutil.which("fio") is None:
@@ -107,7 +110,8 @@ def main():
         vals = []
         for r in range(a.rounds):
             doc = tb_json(["play", base, "--tracks", str(n), "--stagger", "--butler", butler,
-                           "--duration", f"{a.seconds}s", "--keep"])
+                           "--duration", f"{a.seconds}s", "--keep"]
+                         + (["--buffer", a.saturate_buffer] if a.saturate_buffer else []))
             o = doc["sections"][0]["detail"]
             eng = o["read_bytes"] / (o["ran_ms"] / 1000)
             files = [os.path.join(data, f"play-{i:04d}.wav") for i in range(n)]

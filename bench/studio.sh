@@ -7,11 +7,13 @@
 #
 #   cargo build --release --features mpi && sudo bash bench/studio.sh [CAP] [N]
 #
+# TRACKBENCH_BIN names another build (one with the mpi feature).
+#
 # Leaves nothing: the loop device, its mount and the group are removed at the end.
 set -euo pipefail
 cap=${1:-21000000}
 np=${2:-3}
-bin=$(cd "$(dirname "$0")/.." && pwd)/target/release/trackbench
+bin=${TRACKBENCH_BIN:-$(cd "$(dirname "$0")/.." && pwd)/target/release/trackbench}
 work=$(mktemp -d)
 export XDG_DATA_HOME=$work/xdg
 truncate -s 3G "$work/disk.img"

@@ -1,4 +1,4 @@
-"""First touch of fresh anonymous memory (BENCHMARKS.md, "Starting 10,000 tracks").
+"""First touch of fresh anonymous memory (docs/lab/ten-thousand-tracks.md).
 
 Usage: python3 bench/touch.py small|huge [GIB] [PROCS]
 

@@ -1,6 +1,6 @@
 //! How many probes the capacity search (`trackbench::search::find_max`, the real one) takes,
 //! and where it lands, against a modelled device whose rate moves from probe to probe: the
-//! figures behind BENCHMARKS.md's "How many probes a search needs" (issue 18's 90 s).
+//! figures behind docs/lab/search-time.md's "How many probes a search needs" (issue 18's 90 s).
 //!
 //! ```text
 //! cargo run --release --example search_noise -- [capped|throttle|quiet|host|disk|jumpy] [searches] [tolerance]

@@ -186,7 +186,7 @@ impl Ring {
     /// or written, and the bytes need not be filled yet. The tick reads one period of every
     /// playback ring in turn, each in memory of its own that the disk's DMA wrote last: asked for
     /// a few tracks ahead, the memory's latency overlaps the check of the tracks before
-    /// (BENCHMARKS.md, "The tick at 11,000 tracks").
+    /// (docs/lab/search-time.md, "The tick at 11,000 tracks").
     #[inline]
     pub fn prefetch_consumer(&self, n: u64) {
         #[cfg(target_arch = "x86_64")]

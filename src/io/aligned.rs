@@ -54,8 +54,8 @@ impl AlignedBuf {
     /// A ring's memory: `try_new`, but mapped straight from the operating system (mmap,
     /// VirtualAlloc) and touched in order. A heap allocator keeps its header for a page-aligned
     /// block in the page before it, so each heap-allocated ring also held one page beside it:
-    /// 10,000 one-MiB rings took 39 MiB more than their bytes (BENCHMARKS.md, "Memory and the
-    /// real-time path"). Mapped, a ring costs its pages and nothing else. Not for buffers
+    /// 10,000 one-MiB rings took 39 MiB more than their bytes (docs/lab/memory.md, "At
+    /// 10,000 tracks it was not"). Mapped, a ring costs its pages and nothing else. Not for buffers
     /// allocated and freed again and again: each mapping's pages are new, where the heap reuses
     /// what it has touched.
     pub fn try_mapped(len: usize) -> crate::error::Result<AlignedBuf> {

@@ -6,7 +6,7 @@
 //! The pool backend ([`super::pool`]) hands each request to an idle thread and its completion
 //! back to the one measuring thread, which checks it: two wake-ups per request, and on this
 //! 2-core machine a third of the samples in the scheduler, 0.79–0.86 of fio's 32 psync jobs
-//! (BENCHMARKS.md). The classic workloads measure the thread backend with this loop; the
+//! (docs/lab/classic-vs-fio.md). The classic workloads measure the thread backend with this loop; the
 //! streaming engine, whose butler reads into its rings, still uses the pool.
 
 use super::driver::{

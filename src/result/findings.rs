@@ -41,17 +41,17 @@ pub enum Finding {
     ThroughPageCache { profile: String },
     /// A page-cache profile's playback search: checked against its program on a device capped in
     /// bytes per second, not on one capped in I/Os per second, where it answered 224 and 536
-    /// tracks while Ardour played 90 and failed at 120 (BENCHMARKS.md, "An IOPS cap").
+    /// tracks while Ardour played 90 and failed at 120 (docs/lab/profiles.md, "An IOPS cap").
     /// Documents from before confirmations were located as the program keep it.
     PageCacheSearchUnchecked { profile: String },
     /// A page-cache profile's playback search: its confirmations located as the program does,
-    /// its other probes quickly, so that its answer passed both ways (BENCHMARKS.md, "An IOPS
-    /// cap").
+    /// its other probes quickly, so that its answer passed both ways (docs/lab/profiles.md,
+    /// "An IOPS cap").
     PageCacheSearchLocatedBothWays { profile: String },
     /// A page-cache profile's playback search: its probes located quickly but leaving the
     /// kernel's read-ahead as the program's own locate does, its confirmations located as the
     /// program does and run `confirm_s` seconds, long enough that the read-ahead's lead and the
-    /// program's large refills cannot hide a device that falls behind (BENCHMARKS.md, "The
+    /// program's large refills cannot hide a device that falls behind (docs/lab/profiles.md, "The
     /// quick locate's read-ahead"). Documents from before keep `PageCacheSearchLocatedBothWays`.
     PageCacheSearchConfirmedLong { profile: String, confirm_s: f64 },
     /// Through the page cache on a platform that cannot drop a file's cached pages (macOS,
@@ -352,7 +352,7 @@ pub fn drain_within_one_hold(
 
 /// What the butler's wait for a CPU says, when it says anything: its longest wait a tenth of
 /// the deadline it works against (`budget_ms`), or its waits together 5% of the run. Below both
-/// the scheduler's ordinary slices (a few ms on a quiet machine, BENCHMARKS.md) say nothing.
+/// the scheduler's ordinary slices (a few ms on a quiet machine, docs/lab/test-suite.md) say nothing.
 pub fn butler_cpu_wait(
     max_ms: Option<f64>,
     total_ms: Option<f64>,

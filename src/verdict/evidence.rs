@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 /// Real runs: 2%. Devices serve faster after an idle gap than when saturated (a kernel throttle
 /// lets a slice's budget through at once, drives have caches), so near the bound idle time is
 /// overstated: on a loop device capped at 21 MB/s (bound 145.8 tracks of 48k/24 mono) 145
-/// tracks left the butler idle 6.4%, 146 tracks 1.1% and 147 0.2% (BENCHMARKS.md). Simulated
+/// tracks left the butler idle 6.4%, 146 tracks 1.1% and 147 0.2% (docs/lab/capped-devices.md). Simulated
 /// runs have no noise: half a percent finds a model's exact bound to within 1%.
 pub fn spare_min_pct(simulated: bool) -> f64 {
     if simulated { 0.5 } else { 2.0 }
@@ -151,7 +151,7 @@ impl CapacityEvidence {
     /// worst two thirds full; a real run of 4 recorded tracks drained 2.8% behind a write held
     /// 183 ms, its butler idle 87%. A device short of the rate leaves the butler no such idle
     /// time (three workstations on a loop device capped at 21 MB/s, 1.03 times its bound: 2.7%
-    /// lost, the least idle 0%; BENCHMARKS.md, issue 16).
+    /// lost, the least idle 0%; docs/lab/studio.md).
     pub fn drain_is_one_hold(&self, shortfall_pct: f64) -> bool {
         self.one_hold_pct.is_some_and(|h| shortfall_pct <= h)
             && self.ground_idle_pct.is_some_and(|i| i >= AMPLE_IDLE_PCT)

@@ -193,7 +193,7 @@ pub const SHORTFALL_LIMIT_PCT: f64 = 2.0;
 /// (`Shortcoming::TickBehind`) cannot pass: it asked the storage for that much less than it
 /// states. The drain's limit, for the same reason: a tick behind by b and rings draining by d
 /// lose about b + d of the demand, and either alone is held to the precision of the answer.
-/// On this machine, 11,000 tracks' tick before the prefetch (BENCHMARKS.md) took 16.98 s for a
+/// On this machine, 11,000 tracks' tick before the prefetch (docs/lab/search-time.md) took 16.98 s for a
 /// 14.9 s run, 12% behind; 5000 tracks' tick, which kept up (woken 61 ms late at worst), was
 /// 0.00005% behind.
 pub const TICK_BEHIND_LIMIT_PCT: f64 = SHORTFALL_LIMIT_PCT;

@@ -3,9 +3,9 @@
 //! reads capped at 21 MB/s by a blkio group, its read-ahead at the kernel's default of 128 KiB),
 //! then Ardour 7 itself (Debian's `ardour`, `/usr/lib/ardour7/luasession` with the Dummy backend,
 //! in real time) playing a session it recorded, cold, for a minute, from both sides of the
-//! prediction: Ardour must hold 0.9 of it and must not hold 1.2 times it (BENCHMARKS.md has the
+//! prediction: Ardour must hold 0.9 of it and must not hold 1.2 times it (docs/lab/profiles.md has the
 //! table for every preset and format). `bench/ardour.py --check` does the work (the same harness
-//! as BENCHMARKS.md's table); this test runs it and reads its line. The record side
+//! as docs/lab/profiles.md's table); this test runs it and reads its line. The record side
 //! (`bench/ardour.py --record-at`) runs after it on a fixture of its own: one at a time, because
 //! two real-time Ardour engines on this 2-core machine take each other's CPU (CI once failed the
 //! playback check with two of three rolls at 0.9 of the prediction behind the wall clock and no
@@ -15,7 +15,7 @@
 //! There is no check at this VM's own loop-device read-ahead (2560 KiB): there Ardour's count
 //! moves with the host by a third (56 to 74 tracks held on different days) while the prediction
 //! sits inside that spread (67 to 75), so "never more than Ardour" failed `.ci/run` twice (at 75
-//! and at 67 tracks) without the profile being wrong by the issue's measure (BENCHMARKS.md, "The
+//! and at 67 tracks) without the profile being wrong by the issue's measure (docs/lab/profiles.md, "The
 //! check at this VM's read-ahead retired").
 //!
 //! Needs root (loop devices, mounts, blkio) and Ardour; skipped with a line on stderr without
@@ -148,7 +148,7 @@ impl Check {
 }
 
 /// The prediction near Ardour's own maximum (issue 17), at the kernel's default read-ahead of
-/// 128 KiB, where BENCHMARKS.md measured ardour-medium's 24-bit answer at 1.00 of Ardour's
+/// 128 KiB, where docs/lab/profiles.md measured ardour-medium's 24-bit answer at 1.00 of Ardour's
 /// (98 and 98): Ardour must hold 0.9 of the prediction (pass twice before failing twice) and
 /// must not hold 1.2 times it (a dropout, or the device saturated). So the prediction is within about
 /// 0.83-1.11 of what Ardour plays, which leaves room for Ardour's spread from trial to trial
@@ -182,7 +182,7 @@ fn ardour_plays_near_what_its_profile_predicts_at_the_default_read_ahead() {
 /// (the bound: 145.8 tracks of 24-bit): Ardour records 300 tracks for a minute with its Medium
 /// buffers, and `record --tracks 300 --profile ardour-medium` runs as long on the same fixture.
 /// They must agree: the profile passes exactly where Ardour kept every sample (both write
-/// through the page cache, which holds a minute of 300 tracks; BENCHMARKS.md has the table for
+/// through the page cache, which holds a minute of 300 tracks; docs/lab/profiles.md has the table for
 /// every preset). The default engine's direct writes beside them must fail: the cap binds what
 /// reaches the device, so the agreement says something.
 #[test]

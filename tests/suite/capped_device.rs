@@ -240,7 +240,7 @@ fn play_find_max_lands_just_under_the_bound_at_two_caps_and_formats() {
         // chunk at once each 1.49 s, the butler reads them in 1.42 s and waits ~0.06 s, time the
         // throttle does not lend back (fio's serial reader, never waiting, gets the whole 14.0
         // MB/s on the same files). At 76 tracks (0.957) the butler idled 9.7% and
-        // the rings still lost 1.2%; the search answers 71-79 (0.895-0.995; BENCHMARKS.md).
+        // the rings still lost 1.2%; the search answers 71-79 (0.895-0.995; docs/lab/capped-devices.md).
         for (cap, format, low) in [
             (21_000_000u64, "48k/24/mono", 0.9),
             (14_000_000, "44.1k/16/stereo", 0.85),
@@ -255,7 +255,7 @@ fn play_find_max_lands_just_under_the_bound_at_two_caps_and_formats() {
                 // The simulator with the same rate lands in the same place, closer to the
                 // bound: it has none of the host's noise (a real search's answer moves within
                 // [0.92, 0.995] of the bound from run to run on this shared virtual disk;
-                // BENCHMARKS.md).
+                // docs/lab/capped-devices.md).
                 let sim = answer(&c.run(&[
                     "play",
                     "--find-max",
@@ -389,7 +389,7 @@ fn the_same_scenario_agrees_on_the_capped_device_and_its_model() {
 /// page: the kernel then reads ahead of the audio's first read as of a stream from the file's
 /// start. A page-cache profile must open its files so (`engine::read_headers`): without it,
 /// ardour-small's 85 float tracks on a 21 MB/s cap with the kernel's default read-ahead ran dry
-/// 5.33 s in, as their first rings ran out, where Ardour plays 95-104 (BENCHMARKS.md); with it
+/// 5.33 s in, as their first rings ran out, where Ardour plays 95-104 (docs/lab/profiles.md); with it
 /// they pass with the butler idle about two thirds of the run.
 #[test]
 fn a_page_cache_profile_opens_its_files_as_its_program_does() {

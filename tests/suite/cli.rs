@@ -747,7 +747,7 @@ fn section_detail(doc: &Value) -> &Value {
 /// A real-time run of `args` in `dir`, run again until it passes, three runs at most. The suite
 /// runs it beside its other tests on one disk, where another test's searches (their first
 /// guesses read and write as fast as the disk goes) held a 16 KiB read for 1.5 s on a slow
-/// hour (BENCHMARKS.md, the find_max_real rings): a run that did not pass is run again only
+/// hour (docs/lab/test-suite.md, the find_max_real rings): a run that did not pass is run again only
 /// when it says why that was not the engine's fault: a read or write held for a quarter of
 /// its rings' length, its disk thread kept that long from a CPU, or that thread busy with its
 /// I/O over half the run (a few tracks ask a fraction of a per cent of a quiet disk; one serial

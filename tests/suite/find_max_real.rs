@@ -158,7 +158,7 @@ fn every_profile_searches_on_a_real_disk() {
         let mut v = find_max(dir, &args, 6);
         // Searched again, once, when nothing passed: the host's disk stalls for everyone at
         // once, and beside a disk hog every search's first guess of 2 or 3 tracks once fell to
-        // the 20% margin of its 2 s rings (a hold of 1.6 s; BENCHMARKS.md, the twenty-eighth
+        // the 20% margin of its 2 s rings (a hold of 1.6 s; docs/lab/test-suite.md, the twenty-eighth
         // stop), rightly marginal; one more stall on the probe of one track finds nothing. (A
         // first guess's `draining` 2.1-5.2% behind one such hold no longer counts:
         // `CapacityEvidence::drain_is_one_hold`.) A second search that also finds nothing

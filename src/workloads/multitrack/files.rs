@@ -178,7 +178,7 @@ fn verify_recordings(env: &mut Env<'_>, rec: &[Span], written: &[u64]) -> Result
 /// (`dataset::Layout::Takes`): a program reading a session reads files the filesystem placed
 /// as it recorded them, and where a read-ahead window crosses from one extent to the next the
 /// device takes two I/Os (Ardour's float takes on a 20-IOPS device: one more I/O a track in
-/// the refill that ran dry, BENCHMARKS.md). Direct-I/O files stay laid out file after file, as
+/// the refill that ran dry, docs/lab/profiles.md). Direct-I/O files stay laid out file after file, as
 /// the capped-device searches were measured on.
 pub(super) fn play_files(
     dd: &mut crate::datadir::DataDir,

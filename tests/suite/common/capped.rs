@@ -37,7 +37,7 @@ pub fn sh(cmd: &str, args: &[&str]) -> Result<String, String> {
 /// holds up is no longer capped exactly: the throttle lets the delay's budget through
 /// afterwards. 146 tracks of 48k/24 mono with 1 s rings (0.14% above a 21 MB/s cap's 145.8)
 /// passed 4 of 8 runs on an image on this disk beside a fio load and two busy CPUs, and 0 of 8
-/// on an image in memory beside the same (BENCHMARKS.md, "The capped fixture kept in
+/// on an image in memory beside the same (docs/lab/test-suite.md, "The capped fixture kept in
 /// memory"); a search in the suite answered 146. So a fixture waits for room there (the
 /// fixtures' mounts discard what their files freed, so room comes back as tests end) and
 /// takes the disk only where memory has never room for one (a small `/dev/shm`), or after
