@@ -115,6 +115,35 @@ pub enum Error {
 
 impl Error {
     /// An I/O error with a sentence saying what was being done.
+    /// Whether the error is the kind a filesystem gives when the storage behind it stopped
+    /// answering (a network share whose connection was lost, a disk that went away): not
+    /// connected, a stale handle, an I/O error, a host or connection gone.
+    pub fn is_storage_gone(&self) -> bool {
+        let Error::Io { cause, .. } = self else {
+            return false;
+        };
+        #[cfg(unix)]
+        if let Some(code) = cause.raw_os_error() {
+            return [
+                libc::ENOTCONN,
+                libc::ESTALE,
+                libc::EIO,
+                libc::EHOSTDOWN,
+                libc::EHOSTUNREACH,
+                libc::ECONNABORTED,
+                libc::ECONNRESET,
+                libc::ENODEV,
+            ]
+            .contains(&code);
+        }
+        matches!(
+            cause.kind(),
+            std::io::ErrorKind::NotConnected
+                | std::io::ErrorKind::ConnectionAborted
+                | std::io::ErrorKind::ConnectionReset
+        )
+    }
+
     pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
         Error::Io {
             context: context.into(),

@@ -18,6 +18,7 @@ fn main() -> ExitCode {
     trackbench::engine::real_time::ALLOCATIONS_COUNTED.store(true, Ordering::Relaxed);
     raise_open_file_limit();
     let cli = Cli::parse();
+    cli::set_view(cli.wide);
     let cancel = Arc::new(AtomicBool::new(false));
     install_interrupt_handlers(&cancel);
     let ask_less = cli.command.space_hint();

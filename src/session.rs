@@ -89,8 +89,13 @@ pub struct Outcome {
 /// their own part only: the caller stores and shows rank 0's.
 pub fn run(plan: Plan, world: &dyn World, cancel: &AtomicBool, sink: &dyn Sink) -> Result<Outcome> {
     let target = agree_on_target(&plan, world, cancel)?;
-    // Simulated runs touch nothing on the target.
+    // Simulated runs touch nothing on the target: what they measured is the simulated device.
     let uses_disk = plan.workloads.iter().any(|w| w.uses_disk());
+    let simulated = plan.workloads.iter().find_map(|w| w.simulated_device());
+    let target = match simulated {
+        Some(name) if !uses_disk => target.simulated(name),
+        _ => target,
+    };
     // A studio's ranks each keep a data directory of their own inside the shared one.
     let rank_dir = (!world.is_alone()).then(|| world.rank());
     let opened = match target.kind {
@@ -199,7 +204,12 @@ fn run_workloads(
         };
         let agreed = crate::studio::agree_ended(world, ended, cancel);
         match mine {
-            Ok(section) => {
+            Ok(mut section) => {
+                // A workload that returns what it had when the run was stopped (a search's
+                // probes so far) is an interrupted section: its answer is not one.
+                if cancel.load(Ordering::Relaxed) || matches!(agreed, Ok(Ended::Interrupted)) {
+                    section.interrupted = true;
+                }
                 if let Some(s) = crate::workloads::Sequential::of(&section) {
                     sequential = s;
                 }

@@ -95,6 +95,58 @@ pub struct TargetInfo {
     pub free_bytes: Option<u64>,
     /// Size of a file or device target.
     pub size_bytes: Option<u64>,
+    /// The simulated device every workload ran against (`--device-model`, by its name:
+    /// `bw=200M,lat=2ms`); the folder's own disk is then not what was measured, and is not
+    /// recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub simulated: Option<String>,
+}
+
+impl TargetInfo {
+    /// The network share the target is on, in words ("the network share
+    /// root@nas:/audio (fuse.sshfs, mounted at /mnt/nas)"), or None for a local filesystem.
+    pub fn network_share(&self) -> Option<String> {
+        let fs = self.fs_type.as_deref()?;
+        let network = matches!(
+            fs,
+            "nfs" | "nfs4" | "cifs" | "smb3" | "smbfs" | "9p" | "afpfs" | "webdav" | "davfs"
+        ) || fs.starts_with("fuse.sshfs")
+            || fs == "fuse.rclone"
+            || fs == "fuse.s3fs"
+            || fs == "fuse.gcsfuse"
+            // macOS names its network filesystems so.
+            || fs == "smbfs"
+            || fs == "afpfs";
+        if !network {
+            return None;
+        }
+        let source = self.mount_source.as_deref().unwrap_or("?");
+        Some(match &self.mount_point {
+            Some(m) => format!(
+                "the network share {source} ({fs}, mounted at {})",
+                m.display()
+            ),
+            None => format!("the network share {source} ({fs})"),
+        })
+    }
+
+    /// The target as a run against the simulated device `name` records it: the folder given,
+    /// and the device, none of the folder's disk.
+    pub fn simulated(self, name: &str) -> TargetInfo {
+        TargetInfo {
+            path: self.path,
+            kind: self.kind,
+            fs_type: None,
+            mount_point: None,
+            mount_options: None,
+            mount_source: None,
+            device: None,
+            total_bytes: None,
+            free_bytes: None,
+            size_bytes: None,
+            simulated: Some(name.to_string()),
+        }
+    }
 }
 
 /// Looks at `path` and records what it is. Fails with a clear message when it does not exist or
@@ -131,6 +183,7 @@ pub fn inspect(path: &Path) -> Result<TargetInfo> {
         total_bytes: None,
         free_bytes: None,
         size_bytes: None,
+        simulated: None,
     };
     match kind {
         TargetKind::BlockDevice => {

@@ -53,8 +53,9 @@ pub struct Done<'a> {
 /// What the browser face is told of a run, beside its progress.
 pub trait Observer: Progress + Sync {
     fn note(&self, note: &str);
-    /// A workload finished: its name and its table as the terminal shows it.
-    fn section(&self, workload: &str, text: &str);
+    /// A workload finished: its name, its table as the terminal's `--wide` shows it, and its
+    /// answer where it counts tracks or voices.
+    fn section(&self, workload: &str, text: &str, answer: Option<&present::answer::Answer>);
     fn done(&self, done: &Done<'_>);
 }
 
@@ -164,8 +165,8 @@ impl Observer for Feed {
     fn note(&self, note: &str) {
         self.push(json!({"type": "note", "text": note}));
     }
-    fn section(&self, workload: &str, text: &str) {
-        self.push(json!({"type": "section", "workload": workload, "text": text}));
+    fn section(&self, workload: &str, text: &str, answer: Option<&present::answer::Answer>) {
+        self.push(json!({"type": "section", "workload": workload, "text": text, "answer": answer}));
     }
     fn done(&self, d: &Done<'_>) {
         self.push(json!({

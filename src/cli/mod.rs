@@ -16,6 +16,7 @@ use std::time::Duration;
 use trackbench::audio::Format;
 use trackbench::error::Error;
 use trackbench::io::{BackendKind, IoSettings};
+use trackbench::present::terminal::View;
 use trackbench::target::TargetKind;
 use trackbench::units::{Invalid, parse_duration, parse_size};
 use trackbench::workloads::multitrack::StreamKind;
@@ -40,6 +41,45 @@ did not create. Ctrl-C stops a run within a second and cleans up."
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// Every column of every table and every explanation whole, one line each, as the JSON
+    /// document and the report keep them (the default fits the terminal: 100 columns where it
+    /// does not say).
+    #[arg(long, global = true, visible_alias = "details")]
+    pub wide: bool,
+}
+
+/// How this process lays out its text, set once from the command line.
+static VIEW: std::sync::OnceLock<View> = std::sync::OnceLock::new();
+
+/// The width text is fitted to: `COLUMNS` where set to a number, else the terminal's, else
+/// 100.
+fn terminal_width() -> usize {
+    if let Some(c) = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse::<usize>().ok())
+        .filter(|c| *c > 0)
+    {
+        return c;
+    }
+    terminal_size::terminal_size_of(std::io::stdout())
+        .map(|(w, _)| usize::from(w.0))
+        .filter(|w| *w > 0)
+        .unwrap_or(View::DEFAULT_WIDTH)
+}
+
+/// Sets how text is laid out: every figure whole (`--wide`), or fitted to the terminal.
+pub fn set_view(wide: bool) {
+    let v = if wide {
+        View::wide()
+    } else {
+        View::fitted(terminal_width())
+    };
+    let _ = VIEW.set(v);
+}
+
+/// How text is laid out ([`set_view`]; fitted to 100 columns before it is called).
+pub fn view() -> View {
+    VIEW.get().copied().unwrap_or_default()
 }
 
 #[derive(Subcommand, Debug)]

@@ -23,9 +23,10 @@ pub fn compare(a: &CompareArgs) -> Result<ExitCode> {
             unfair.join("\n  ")
         );
     }
-    print!("{}", present::compare::terminal(&docs));
+    let view = crate::cli::view();
+    print!("{}", present::compare::terminal(&docs, &view));
     for u in &unfair {
-        println!("warning: compared although {u}");
+        print!("{}", view.wrap(u, "warning: compared although ", "  "));
     }
     if let Some(o) = html_out {
         o.write(&present::compare::html(&docs, &unfair)?)?;

@@ -20,12 +20,13 @@ pub fn history(a: &HistoryArgs) -> Result<ExitCode> {
         println!("no stored results match, in {}", s.location());
         return Ok(ExitCode::SUCCESS);
     }
-    print!("{}", present::terminal::history(&rows));
-    println!(
+    print!("{}", present::terminal::history(&rows, &crate::cli::view()));
+    let footer = format!(
         "{} result(s) from {}; trackbench show ID{} shows one",
         rows.len(),
         s.location(),
         db_flag(&a.store)
     );
+    print!("{}", crate::cli::view().wrap(&footer, "", "  "));
     Ok(ExitCode::SUCCESS)
 }

@@ -31,6 +31,9 @@ struct Printer<'a> {
     out: std::cell::RefCell<Box<dyn Write>>,
     json_out: Option<&'a Output>,
     target_arg: &'a Path,
+    view: present::terminal::View,
+    /// The run as it started (its target, its format), for wording each section's answer.
+    started: std::cell::RefCell<Option<ResultDoc>>,
 }
 
 /// Progress goes to the bars and to the browser face, where one watches.
@@ -84,12 +87,25 @@ impl trackbench::session::Sink for Printer<'_> {
         }
     }
     fn started(&self, doc: &ResultDoc) {
-        let _ = write!(self.out.borrow_mut(), "{}", present::terminal::header(doc));
+        let _ = write!(
+            self.out.borrow_mut(),
+            "{}",
+            present::terminal::header(doc, &self.view)
+        );
+        *self.started.borrow_mut() = Some(doc.clone());
     }
     fn section(&self, section: &trackbench::result::Section) {
-        let text = present::terminal::section(section);
+        let Some(mut doc) = self.started.borrow().clone() else {
+            return;
+        };
+        // How long the run had gone on when this section ended: a search stopped before its
+        // answer says after how long.
+        doc.finished_at = trackbench::result::now_rfc3339();
+        let text = present::terminal::section(&doc, section, &self.view);
         if let Some(o) = self.observer {
-            o.section(&section.workload, &text);
+            let wide = present::terminal::section(&doc, section, &present::terminal::View::wide());
+            let answer = present::answer::of(&doc, section);
+            o.section(&section.workload, &wide, answer.as_ref());
         }
         let mut out = self.out.borrow_mut();
         let _ = write!(out, "\n{text}");
@@ -196,6 +212,8 @@ pub fn measure(req: Request<'_>, ctx: &Ctx<'_>) -> Result<ExitCode> {
         }),
         json_out: outputs.json.as_ref(),
         target_arg: path,
+        view: crate::cli::view(),
+        started: std::cell::RefCell::new(None),
     };
     let outcome = session::run(plan, world, ctx.cancel, &printer)?;
     finish(outcome, ctx, common, path, &printer, &outputs)
@@ -270,7 +288,7 @@ fn finish(
     if !world.is_root() {
         // Rank 0 died: this rank speaks for the studio, from its own part of the figures.
         let mut out = std::io::stdout();
-        let _ = write!(out, "{}", present::terminal::document(&doc));
+        let _ = write!(out, "{}", present::terminal::document(&doc, &printer.view));
         *printer.out.borrow_mut() = Box::new(std::io::sink());
     }
     // A run that measured nothing (refused at its first workload, interrupted before) has no
@@ -297,7 +315,24 @@ fn finish(
     } else if let Some(j) = &outputs.json {
         j.write(&present::json::to_string(&doc)?)?;
     }
-    exit_status(failure, doc.interrupted, cleaner)
+    let lost_share = failure
+        .as_ref()
+        // The error a lost share gives depends on the call it interrupted (not connected, an
+        // I/O error, or a file that is no longer there, where the share was unmounted): the
+        // share not answering, or no longer mounted there, is what says.
+        .filter(|e| {
+            e.is_storage_gone()
+                || std::fs::read_dir(path).is_err()
+                || target::inspect(path).map_or(true, |t| t.mount_source != doc.target.mount_source)
+        })
+        .and_then(|_| doc.target.network_share())
+        .map(|share| {
+            format!(
+                "{share} stopped answering during the run; once it is back, `trackbench clean {}` removes what trackbench left there",
+                path.display()
+            )
+        });
+    exit_status(failure, doc.interrupted, cleaner, lost_share)
 }
 
 /// An interrupted run hands its files to a cleaner of their own and exits at once: unlinking
@@ -378,12 +413,16 @@ fn print_ending(
     stopped: Option<&String>,
 ) {
     let mut out = printer.out.borrow_mut();
-    if let Some(studio) = present::terminal::studio(doc) {
+    if let Some(studio) = present::terminal::studio(doc, &printer.view) {
         let _ = write!(out, "\n{studio}");
     }
     let summary = present::summary::summary(doc);
     if let Some(summary) = &summary {
-        let _ = write!(out, "\n{summary}");
+        let _ = write!(
+            out,
+            "\n{}",
+            present::terminal::wrap_lines(summary, &printer.view)
+        );
     }
     if let Some(o) = printer.observer {
         o.done(&browser::Done {
@@ -396,7 +435,7 @@ fn print_ending(
         });
     }
     for w in doc.warnings.iter().filter(|w| Some(*w) != stopped) {
-        let _ = writeln!(out, "warning: {w}");
+        let _ = write!(out, "{}", printer.view.wrap(w, "warning: ", "  "));
     }
 }
 
@@ -406,9 +445,13 @@ fn exit_status(
     failure: Option<Error>,
     interrupted: bool,
     cleaner: Option<u32>,
+    lost_share: Option<String>,
 ) -> Result<ExitCode> {
     if let Some(e) = failure {
-        return Err(e).context("measurement failed");
+        return match lost_share {
+            Some(share) => Err(e).context(share),
+            None => Err(e).context("measurement failed"),
+        };
     }
     if interrupted {
         match cleaner {

@@ -1,7 +1,7 @@
 //! `show`: one stored result, as when it ran (or its whole document).
 
 use crate::cli::ShowArgs;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use std::process::ExitCode;
 use trackbench::{present, store};
 
@@ -9,9 +9,11 @@ use trackbench::{present, store};
 pub fn show(a: &ShowArgs) -> Result<ExitCode> {
     let mut s = store::open(a.store.db.as_deref())?;
     let doc = s.load(a.id)?;
-    let format = if a.json { "json" } else { "terminal" };
-    let p = present::presenter(format).context("a presenter for every show format")?;
-    let text = p.render(&doc)?;
+    let text = if a.json {
+        present::json::to_string(&doc)?
+    } else {
+        present::terminal::document(&doc, &crate::cli::view())
+    };
     print!("{text}");
     if !text.ends_with('\n') {
         println!();

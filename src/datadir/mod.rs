@@ -308,7 +308,7 @@ impl DataDir {
                     Ownership::NotOurs("created long after trackbench claimed the name")
                 }
                 Some(_) => Ownership::Ours,
-                None if tagged(&p, e.content_id) => Ownership::Ours,
+                None if tagged(&p, e.content_id) || headed(&p, &m, e.size_bytes) => Ownership::Ours,
                 None => Ownership::NotOurs(
                     "trackbench cannot tell that it created it (this filesystem keeps no birth times)",
                 ),
@@ -622,7 +622,8 @@ impl DataDir {
         // Unlink the lock while holding it; a waiting run notices the inode changed and retries.
         let _ = fs::remove_file(self.root.join(LOCK_NAME));
         self.lock = None;
-        let _ = fs::remove_dir(&self.root); // only succeeds when empty: never removes others' files
+        // Only succeeds when empty: never removes others' files.
+        remove_dir_once_released(&self.root);
         // A rank's directory sits in the shared one: the last rank out removes that too.
         let is_rank = self
             .root
@@ -633,9 +634,41 @@ impl DataDir {
             .parent()
             .filter(|p| is_rank && p.ends_with(DIR_NAME))
         {
-            let _ = fs::remove_dir(parent);
+            remove_dir_once_released(parent);
         }
         first_err.map_or(Ok(()), Err)
+    }
+}
+
+/// Whether `name` is what a network filesystem keeps of a file removed while still open: FUSE's
+/// `.fuse_hiddenNNN` (sshfs and other high-level FUSE filesystems), NFS's `.nfsNNN`, SMB's
+/// `.smbNNN`. The filesystem removes it itself once the file is released.
+fn is_released_later(name: &std::ffi::OsStr) -> bool {
+    let n = name.to_string_lossy();
+    n.starts_with(".fuse_hidden") || n.starts_with(".nfs") || n.starts_with(".smb")
+}
+
+/// Removes the empty directory `dir`. On a network share a file trackbench removed while it
+/// was still open (the lock, which is unlinked while held) lingers under a hidden name until
+/// the share hears that it was closed, which comes after `close` returns: while only such names
+/// are left, waits for them to go (up to 5 s), then removes the directory. Anything else in it
+/// is left alone, as are the hidden names if they stay.
+fn remove_dir_once_released(dir: &Path) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        if fs::remove_dir(dir).is_ok() {
+            return;
+        }
+        let Ok(entries) = fs::read_dir(dir) else {
+            return;
+        };
+        let others = entries
+            .filter_map(|e| e.ok())
+            .any(|e| !is_released_later(&e.file_name()));
+        if others || std::time::Instant::now() >= deadline {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
 
@@ -762,6 +795,32 @@ fn create_new(path: &Path) -> std::io::Result<(fs::Metadata, (u64, u64))> {
     Ok((f.metadata()?, crate::platform::identity_of_file(&f)?))
 }
 
+/// True when `path` starts with the header trackbench writes for a file of `size` bytes (its
+/// RIFF size and its data chunk's length both say that size, its data starts after a JUNK pad
+/// at `DATA_OFFSET`) and holds no more than that: a file whose header went down before its
+/// first tagged block did (a share lost while the layout wrote it). On a filesystem without
+/// birth times this is what tells it from another program's file under the reserved name.
+fn headed(path: &Path, m: &fs::Metadata, size: u64) -> bool {
+    use crate::audio::DATA_OFFSET;
+    use crate::platform::FileAt;
+    if size < DATA_OFFSET || m.len() > size {
+        return false;
+    }
+    let (Ok(riff), Ok(data)) = (u32::try_from(size - 8), u32::try_from(size - DATA_OFFSET)) else {
+        return false;
+    };
+    let mut h = vec![0u8; DATA_OFFSET as usize];
+    let read = fs::File::open(path).and_then(|f| f.read_exact_at(&mut h, 0));
+    let n = h.len();
+    read.is_ok()
+        && &h[0..4] == b"RIFF"
+        && h[4..8] == riff.to_le_bytes()
+        && &h[8..12] == b"WAVE"
+        && &h[n - 8..n - 4] == b"data"
+        && h[n - 4..] == data.to_le_bytes()
+        && h.windows(4).any(|w| w == b"JUNK")
+}
+
 /// True when the first audio block of `path` carries trackbench's tag for `content_id`.
 fn tagged(path: &Path, content_id: u32) -> bool {
     use crate::platform::FileAt;
@@ -774,6 +833,36 @@ fn tagged(path: &Path, content_id: u32) -> bool {
 
 #[cfg(test)]
 mod tests {
+
+    /// Over FUSE (and NFS, SMB) a file removed while open lingers under a hidden name until the
+    /// share hears it was closed: the directory goes once it has gone, and a directory that
+    /// holds anything else stays, at once.
+    #[test]
+    fn a_directory_goes_once_the_share_has_released_what_was_removed_open() {
+        let t = tempfile::tempdir().unwrap();
+        let d = t.path().join("trackbench-data");
+        fs::create_dir(&d).unwrap();
+        let hidden = d.join(".fuse_hidden0000080e00000004");
+        fs::write(&hidden, b"lock").unwrap();
+        let release = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            fs::remove_file(hidden).unwrap();
+        });
+        remove_dir_once_released(&d);
+        release.join().unwrap();
+        assert!(!d.exists(), "removed once the hidden file went");
+
+        fs::create_dir(&d).unwrap();
+        fs::write(d.join(".fuse_hidden1"), b"x").unwrap();
+        fs::write(d.join("take-01.wav"), b"a user's").unwrap();
+        let t0 = std::time::Instant::now();
+        remove_dir_once_released(&d);
+        assert!(d.join("take-01.wav").exists() && d.join(".fuse_hidden1").exists());
+        assert!(
+            t0.elapsed() < std::time::Duration::from_secs(1),
+            "no wait for others' files"
+        );
+    }
     use super::*;
 
     /// A run started while an interrupted run's cleaner still removes its files waits for the

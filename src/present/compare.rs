@@ -37,11 +37,35 @@ fn fairness_settings(v: &Value, path: &str, out: &mut Vec<(String, String)>) {
                 format!("{path}.{k}")
             };
             if FAIRNESS_KEYS.contains(&k.as_str()) {
-                out.push((p, x.to_string()));
+                out.push((p, setting_words(k, x)));
             } else {
                 fairness_settings(x, &p, out);
             }
         }
+    }
+}
+
+/// A setting's value as a warning names it: a simulated device by its name, the real disk as
+/// such, a format as it is written (`48k/24/mono`), a butler by its kind; never a JSON dump.
+fn setting_words(key: &str, v: &Value) -> String {
+    match (key, v) {
+        ("device_model", Value::Null) => "the real disk".into(),
+        ("device_model", d) => d
+            .get("name")
+            .and_then(Value::as_str)
+            .map_or_else(|| d.to_string(), |n| format!("simulated {n}")),
+        ("format", f) => serde_json::from_value::<crate::audio::Format>(f.clone())
+            .map_or_else(|_| f.to_string(), |f| f.to_string()),
+        (_, Value::String(s)) => s.clone(),
+        (_, Value::Null) => "(not set)".into(),
+        (_, Value::Object(o)) if o.get("kind").is_some_and(Value::is_string) => {
+            let mut w = o["kind"].as_str().unwrap_or_default().to_string();
+            for (k, x) in o.iter().filter(|(k, _)| *k != "kind") {
+                w.push_str(&format!(" {k}={}", setting_words(k, x)));
+            }
+            w
+        }
+        (_, x) => x.to_string(),
     }
 }
 
@@ -119,8 +143,26 @@ pub fn unfair_differences(docs: &[(String, ResultDoc)]) -> Vec<String> {
 }
 
 /// Percent of the best for each value, higher always better; `None` where a value cannot be
-/// scored (the figure says nothing about better or worse, or the best is zero).
+/// scored (the figure says nothing about better or worse, the best is zero, or the value is no
+/// answer: NaN).
 fn percents(values: &[f64], better: Better) -> Vec<Option<f64>> {
+    let scored: Vec<f64> = values.iter().copied().filter(|v| !v.is_nan()).collect();
+    let ranked = ranked(&scored, better);
+    let mut it = ranked.into_iter();
+    values
+        .iter()
+        .map(|v| {
+            if v.is_nan() {
+                None
+            } else {
+                it.next().flatten()
+            }
+        })
+        .collect()
+}
+
+/// [`percents`] of values that are all answers.
+fn ranked(values: &[f64], better: Better) -> Vec<Option<f64>> {
     match better {
         Better::Neither => vec![None; values.len()],
         Better::More => {
@@ -144,6 +186,15 @@ fn percents(values: &[f64], better: Better) -> Vec<Option<f64>> {
     }
 }
 
+/// A compared value as shown: "no answer" for a search stopped before it had one.
+fn shown_or_none(def: &metrics::Def, v: f64) -> String {
+    if v.is_nan() {
+        "no answer".into()
+    } else {
+        super::shown(def, v)
+    }
+}
+
 /// One compared figure: a row of a shared workload, every result's median and its percentage
 /// of the best.
 pub struct Compared {
@@ -163,6 +214,12 @@ pub fn comparison(docs: &[(String, ResultDoc)]) -> Vec<(String, String, Vec<Comp
             .iter()
             .filter_map(|(_, d)| d.sections.iter().find(|s| s.workload == w))
             .collect();
+        // A search stopped before its answer is not ranked: its figures are no answer.
+        let unanswered: Vec<bool> = docs
+            .iter()
+            .zip(&sections)
+            .map(|((_, d), s)| super::answer::of(d, s).is_some_and(|a| !a.answered))
+            .collect();
         let mut figures = Vec::new();
         for row in &sections[0].rows {
             for fig in &row.figures {
@@ -176,7 +233,10 @@ pub fn comparison(docs: &[(String, ResultDoc)]) -> Vec<(String, String, Vec<Comp
                     .iter()
                     .map(|s| s.row(&row.label)?.get(def).map(|f| f.spread.median))
                     .collect();
-                let Some(values) = values else { continue };
+                let Some(mut values) = values else { continue };
+                for (v, _) in values.iter_mut().zip(&unanswered).filter(|(_, u)| **u) {
+                    *v = f64::NAN;
+                }
                 figures.push(Compared {
                     row: row.label.clone(),
                     def,
@@ -194,19 +254,22 @@ pub fn comparison(docs: &[(String, ResultDoc)]) -> Vec<(String, String, Vec<Comp
 
 /// The shared workloads as tables: a row per (row label, figure) every result has, a column per
 /// result with its value and its percentage of the best.
-pub fn terminal(docs: &[(String, ResultDoc)]) -> String {
+pub fn terminal(docs: &[(String, ResultDoc)], view: &super::terminal::View) -> String {
     let mut out = String::new();
     for (_, title, figures) in comparison(docs) {
         let mut t = Table::new();
         t.load_style(UTF8_FULL_CONDENSED)
             .set_content_arrangement(ContentArrangement::Dynamic);
+        if !view.wide {
+            t.set_width(u16::try_from(view.width).unwrap_or(u16::MAX));
+        }
         let mut header = vec![String::new()];
         header.extend(docs.iter().map(|(name, _)| name.clone()));
         t.set_header(header);
         for c in &figures {
             let mut cells = vec![format!("{} · {}", c.row, c.def.header)];
             for (v, p) in c.values.iter().zip(&c.percents) {
-                let shown = super::shown(c.def, *v);
+                let shown = shown_or_none(c.def, *v);
                 cells.push(match p {
                     Some(p) => format!("{shown} ({p:.0}%)"),
                     None => shown,
@@ -219,12 +282,13 @@ pub fn terminal(docs: &[(String, ResultDoc)]) -> String {
                 c.set_cell_alignment(CellAlignment::Right);
             }
         }
-        out.push_str(&format!("{title}\n{t}\n\n"));
+        out.push_str(&view.wrap(&title, "", "  "));
+        out.push_str(&format!("{t}\n\n"));
     }
     if out.is_empty() {
         out.push_str("these results share no workload with figures to compare\n");
     } else {
-        out.push_str("(each figure as a percentage of the best result: 100% is best, higher is better, latencies and times inverted)\n");
+        out.push_str(&view.wrap("(each figure as a percentage of the best result: 100% is best, higher is better, latencies and times inverted; a search stopped before its answer is not ranked)", "", " "));
     }
     out
 }
@@ -261,7 +325,7 @@ pub fn html(docs: &[(String, ResultDoc)], unfair: &[String]) -> crate::error::Re
         for c in &figures {
             let _ = write!(o, "<tr><td>{} · {}</td>", esc(&c.row), esc(c.def.header));
             for (v, p) in c.values.iter().zip(&c.percents) {
-                let shown = super::shown(c.def, *v);
+                let shown = shown_or_none(c.def, *v);
                 let _ = match p {
                     Some(p) => write!(o, "<td>{} ({p:.0}%)</td>", esc(&shown)),
                     None => write!(o, "<td>{}</td>", esc(&shown)),
@@ -415,7 +479,7 @@ mod tests {
             ("B".to_string(), doc(1 << 20, 250.0, 1000.0)),
         ];
         assert!(unfair_differences(&docs).is_empty());
-        let t = terminal(&docs);
+        let t = terminal(&docs, &super::super::terminal::View::wide());
         assert!(t.contains("500 (100%)") && t.contains("250 (50%)"), "{t}");
         // p99 of 2 ms against 1 ms: B is best.
         assert!(t.contains("2 (50%)") && t.contains("1 (100%)"), "{t}");

@@ -97,7 +97,7 @@ pub fn document(doc: &ResultDoc) -> String {
     }
     studio(&mut o, doc);
     for s in &doc.sections {
-        section(&mut o, s);
+        section(&mut o, doc, s);
     }
     let _ = writeln!(
         o,
@@ -136,7 +136,7 @@ fn studio(o: &mut String, doc: &ResultDoc) {
     }
 }
 
-fn section(o: &mut String, s: &Section) {
+fn section(o: &mut String, doc: &ResultDoc, s: &Section) {
     let mut title = s.title.clone();
     if s.cached {
         title.push_str(" [cached]");
@@ -145,6 +145,13 @@ fn section(o: &mut String, s: &Section) {
         title.push_str(" [interrupted]");
     }
     let _ = writeln!(o, "## {title}\n");
+    if let Some(a) = super::answer::of(doc, s) {
+        let _ = writeln!(
+            o,
+            "**{}**\n\n- depends on: {}\n- how sure: {}\n",
+            a.sentence, a.depends_on, a.how_sure
+        );
+    }
     let defs: Vec<&'static Def> = columns(&s.workload)
         .iter()
         .copied()

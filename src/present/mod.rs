@@ -2,6 +2,7 @@
 //! One presenter per format behind [`Presenter`]; a new format is one new file and one line in
 //! [`PRESENTERS`].
 
+pub mod answer;
 pub mod charts;
 pub mod compare;
 pub mod html;

@@ -318,7 +318,7 @@ fn single_headline(doc: &ResultDoc) -> String {
                 let line = if (def.name == m::TRACKS.name && row.label.contains("tracks"))
                     || (def.name == m::VOICES.name && row.label.contains("voices"))
                 {
-                    what
+                    what.clone()
                 } else {
                     format!(
                         "{what}: {at_least}{} {}",
@@ -326,11 +326,21 @@ fn single_headline(doc: &ResultDoc) -> String {
                         def.unit
                     )
                 };
-                let simulated = s.settings.get("device_model").is_some_and(|d| !d.is_null());
-                return if simulated {
-                    format!("{line} (simulated device)")
-                } else {
-                    line
+                // A search stopped before its answer is no count: it says so.
+                let line = match super::answer::of(doc, s) {
+                    Some(a)
+                        if !a.answered
+                            && s.detail.as_ref().is_some_and(|d| {
+                                matches!(d, Detail::Search(_) | Detail::RealTime(_))
+                            }) =>
+                    {
+                        format!("{what}: no answer ({})", a.verdict)
+                    }
+                    _ => line,
+                };
+                return match super::answer::simulated(doc, s) {
+                    Some(name) => format!("{line} (simulated: {name})"),
+                    None => line,
                 };
             }
         }

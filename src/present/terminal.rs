@@ -113,26 +113,195 @@ pub(crate) fn column_header(workload: &str, def: &Def) -> &'static str {
     }
 }
 
-/// A table as every one here is drawn: fitted to the terminal's width when it has one. A
-/// terminal that says it is a few columns wide (the pseudo-terminal an MPI launcher gives its
-/// ranks says 0) would squeeze every column to one character: such a table is drawn whole.
-fn table() -> Table {
+/// How the terminal's text is laid out: the width it fits in, and whether every column and
+/// every explanation is shown whole (`--wide`, as a file or a pipe gets it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct View {
+    /// Columns the text fits in (tables, wrapped lines); unbounded for `--wide`.
+    pub width: usize,
+    pub wide: bool,
+}
+
+impl View {
+    /// The width assumed where the terminal does not say.
+    pub const DEFAULT_WIDTH: usize = 100;
+    /// Text that fits `width` columns (at least 40): the deciding columns of each table, long
+    /// explanations in one line that says where the whole one is.
+    pub fn fitted(width: usize) -> View {
+        View {
+            width: width.max(40),
+            wide: false,
+        }
+    }
+    /// Every column and every explanation whole, each line as long as it is.
+    pub fn wide() -> View {
+        View {
+            width: usize::MAX,
+            wide: true,
+        }
+    }
+
+    /// `text` wrapped to the view's width, its first line after `first`, the rest indented by
+    /// `rest` (a wide view leaves it one line).
+    pub fn wrap(&self, text: &str, first: &str, rest: &str) -> String {
+        if self.wide {
+            return format!("{first}{text}\n");
+        }
+        let opts = textwrap::Options::new(self.width)
+            .initial_indent(first)
+            .subsequent_indent(rest)
+            .word_splitter(textwrap::WordSplitter::NoHyphenation)
+            .break_words(true);
+        let mut out = textwrap::fill(text, opts);
+        out.push('\n');
+        out
+    }
+}
+
+impl Default for View {
+    fn default() -> View {
+        View::fitted(View::DEFAULT_WIDTH)
+    }
+}
+
+/// The columns a fitted table keeps: the count, whether it held, the safety left and the
+/// memory it takes (for the streaming workloads); the rest are in `--wide`, the JSON document
+/// and the report.
+fn fitted_columns(workload: &str) -> &'static [&'static Def] {
+    match workload {
+        "play" | "record" | "hdr" | "realtime" => &[
+            &m::TRACKS,
+            &m::PLAY_TRACKS,
+            &m::RECORD_TRACKS,
+            &m::NAIVE_TRACKS,
+            &m::XRUNS,
+            &m::WORST_HEADROOM_PCT,
+            &m::RAM_BYTES,
+        ],
+        "sampler" => &[
+            &m::VOICES,
+            &m::NAIVE_VOICES,
+            &m::DROPOUTS,
+            &m::WORST_HEADROOM_PCT,
+            &m::PRELOAD_RAM_BYTES,
+            &m::RAM_BYTES,
+        ],
+        "seek" => &[
+            &m::IOPS,
+            &m::ACCESS_MS_MEAN,
+            &m::LATENCY_US_P50,
+            &m::LATENCY_US_P99,
+            &m::ROTATIONAL_MS,
+            &m::IMPLIED_SEEK_MS,
+        ],
+        "mix" => &[
+            &m::IOPS,
+            &m::RATE_MB_PER_S,
+            &m::LATENCY_US_P50,
+            &m::LATENCY_US_P99,
+            &m::CPU_PCT,
+        ],
+        "sweep" => &[
+            &m::RATE_MB_PER_S,
+            &m::IOPS,
+            &m::TRACKS,
+            &m::RAM_PER_TRACK_BYTES,
+            &m::RAM_TOTAL_BYTES,
+            &m::TRACKS_IN_MEMORY,
+        ],
+        other => columns(other),
+    }
+}
+
+/// A table as every one here is drawn. A fitted view draws it within its width, wrapping
+/// cells; a wide one fits it to the terminal when it has one (a terminal that says it is a few
+/// columns wide, as the pseudo-terminal an MPI launcher gives its ranks says 0, would squeeze
+/// every column to one character: such a table is drawn whole).
+fn table(view: &View) -> Table {
     let mut t = Table::new();
     t.load_style(UTF8_FULL_CONDENSED)
         .set_content_arrangement(ContentArrangement::Dynamic);
-    if t.width().is_some_and(|w| w < 40) {
-        t.set_content_arrangement(ContentArrangement::Disabled);
+    if view.wide {
+        if t.width().is_some_and(|w| w < 40) {
+            t.set_content_arrangement(ContentArrangement::Disabled);
+        }
+    } else {
+        t.set_width(u16::try_from(view.width).unwrap_or(u16::MAX));
     }
     t
 }
 
-/// One section as a titled table with its notes.
-pub fn section(s: &Section) -> String {
-    let cols: Vec<_> = columns(&s.workload)
-        .iter()
-        .filter(|def| s.rows.iter().any(|r| r.get(def).is_some()))
+/// One section as the terminal shows it: its title, its answer (for a count of tracks or
+/// voices: in words first, then what it depends on and how sure it is), its table, its notes.
+/// `doc` is the run the section belongs to (its target, format, and whether it was stopped).
+pub fn section(doc: &ResultDoc, s: &Section, view: &View) -> String {
+    let shown = if view.wide {
+        columns(&s.workload)
+    } else {
+        fitted_columns(&s.workload)
+    };
+    let present = |defs: &[&Def]| -> Vec<&'static Def> {
+        columns(&s.workload)
+            .iter()
+            .copied()
+            .filter(|def| defs.iter().any(|d| d.name == def.name))
+            .filter(|def| s.rows.iter().any(|r| r.get(def).is_some()))
+            .collect()
+    };
+    let cols = present(shown);
+    let hidden: Vec<&str> = present(columns(&s.workload))
+        .into_iter()
+        .filter(|d| !cols.iter().any(|c| c.name == d.name))
+        .map(|d| column_header(&s.workload, d))
         .collect();
-    let mut t = table();
+    let mut out = String::new();
+    let mut title = s.title.clone();
+    if s.cached {
+        title.push_str("  [cached]");
+    }
+    if s.interrupted {
+        title.push_str("  [interrupted]");
+    }
+    out.push_str(&view.wrap(&title, "", "  "));
+    let answer = super::answer::of(doc, s);
+    if let Some(a) = &answer {
+        out.push_str(&view.wrap(&a.sentence, "  ", "  "));
+        out.push_str(&view.wrap(&a.depends_on, "  depends on: ", "    "));
+        out.push_str(&view.wrap(&a.how_sure, "  how sure: ", "    "));
+    }
+    out.push_str(&figures_table(s, &cols, view).to_string());
+    out.push('\n');
+    if !hidden.is_empty() {
+        let which = if hidden.len() <= 3 {
+            hidden.join(", ")
+        } else {
+            format!("{} more columns", hidden.len())
+        };
+        out.push_str(&view.wrap(
+            &format!("--wide shows {which}; so do --json and the report"),
+            "  ",
+            "  ",
+        ));
+    }
+    if s.runs > 1 {
+        out.push_str(&format!(
+            "  median of {} runs; ± is the coefficient of variation\n",
+            s.runs
+        ));
+    }
+    for f in &s.findings {
+        if view.wide {
+            out.push_str(&format!("  • {}\n", super::words::words(f)));
+        } else if let Some(w) = super::words::fitted(f, answer.is_some()) {
+            out.push_str(&view.wrap(&w, "  • ", "    "));
+        }
+    }
+    out
+}
+
+/// A section's figures as a table of `cols`, the median of each (with its spread over runs).
+fn figures_table(s: &Section, cols: &[&Def], view: &View) -> Table {
+    let mut t = table(view);
     let mut header = vec![String::new()];
     header.extend(
         cols.iter()
@@ -141,16 +310,14 @@ pub fn section(s: &Section) -> String {
     t.set_header(header);
     for row in &s.rows {
         let mut cells = vec![row.label.clone()];
-        for def in &cols {
-            let show = def.show;
+        for def in cols {
             cells.push(match row.get(def) {
                 None => "-".to_string(),
                 Some(f) => {
-                    let v = f.spread.median;
-                    let mut text = super::shown(def, v);
+                    let mut text = super::shown(def, f.spread.median);
                     if f.spread.runs.len() > 1
                         && f.spread.median != 0.0
-                        && !matches!(show, Show::Size)
+                        && !matches!(def.show, Show::Size)
                     {
                         text.push_str(&format!(" ±{:.1}%", 100.0 * f.spread.cv));
                     }
@@ -165,42 +332,24 @@ pub fn section(s: &Section) -> String {
             c.set_cell_alignment(CellAlignment::Right);
         }
     }
-    let mut out = String::new();
-    let mut title = s.title.clone();
-    if s.cached {
-        title.push_str("  [cached]");
-    }
-    if s.interrupted {
-        title.push_str("  [interrupted]");
-    }
-    out.push_str(&title);
-    out.push('\n');
-    out.push_str(&t.to_string());
-    out.push('\n');
-    if s.runs > 1 {
-        out.push_str(&format!(
-            "  median of {} runs; ± is the coefficient of variation\n",
-            s.runs
-        ));
-    }
-    for f in &s.findings {
-        out.push_str(&format!("  • {}\n", super::words::words(f)));
-    }
-    out
+    t
 }
 
-/// A line describing the target and the machine.
-pub fn header(doc: &ResultDoc) -> String {
-    let t = &doc.target;
-    let mut parts = vec![format!(
-        "{} ({})",
-        t.path.display(),
-        match t.kind {
-            crate::target::TargetKind::Directory => "directory",
-            crate::target::TargetKind::File => "file",
-            crate::target::TargetKind::BlockDevice => "block device",
-        }
-    )];
+/// What the target line says of the target: the path and its kind, the filesystem and where it
+/// lives, the disk, the space; or the simulated device, which is what a run against it measured.
+fn target_parts(t: &crate::target::TargetInfo) -> Vec<String> {
+    if let Some(name) = &t.simulated {
+        return vec![format!(
+            "simulated device {name} (nothing of {} was measured)",
+            t.path.display()
+        )];
+    }
+    let kind = match t.kind {
+        crate::target::TargetKind::Directory => "directory",
+        crate::target::TargetKind::File => "file",
+        crate::target::TargetKind::BlockDevice => "block device",
+    };
+    let mut parts = vec![format!("{} ({kind})", t.path.display())];
     if let Some(fs) = &t.fs_type {
         // Where the filesystem lives: its device (Linux, macOS), else its mount point or
         // volume (Windows); unknown is left out rather than guessed.
@@ -236,10 +385,14 @@ pub fn header(doc: &ResultDoc) -> String {
     if let Some(size) = t.size_bytes {
         parts.push(format!("{} size", fmt_size(size)));
     }
+    parts
+}
+
+/// A line describing the target and the machine.
+pub fn header(doc: &ResultDoc, view: &View) -> String {
     let h = &doc.host;
-    format!(
-        "target: {}\nhost:   {}, {} CPUs{}, {}{}\n",
-        parts.join(", "),
+    let host = format!(
+        "{}, {} CPUs{}, {}{}",
         h.cpu_model.as_deref().unwrap_or("unknown CPU"),
         h.cpus,
         h.memory_bytes
@@ -253,20 +406,42 @@ pub fn header(doc: &ResultDoc) -> String {
         } else {
             format!(" {}", h.kernel)
         }
-    )
+    );
+    let mut out = view.wrap(
+        &target_parts(&doc.target).join(", "),
+        "target: ",
+        "        ",
+    );
+    out.push_str(&view.wrap(&host, "host:   ", "        "));
+    out
 }
 
-/// Stored results as `history` lists them.
-pub fn history(rows: &[crate::store::Stored]) -> String {
-    let mut t = table();
-    t.set_header([
-        "id",
-        "started (UTC)",
-        "target",
-        "device",
-        "workloads",
-        "headline",
-    ]);
+/// `text` cut to `max` characters, its start replaced by "…" (a path's end says most).
+fn cut_start(text: &str, max: usize) -> String {
+    let n = text.chars().count();
+    if n <= max {
+        return text.to_string();
+    }
+    let tail: String = text.chars().skip(n + 1 - max).collect();
+    format!("…{tail}")
+}
+
+/// Stored results as `history` lists them: a fitted view puts the device under the target
+/// (a long path cut from its start) and leaves out the workloads, which the headline names.
+pub fn history(rows: &[crate::store::Stored], view: &View) -> String {
+    let mut t = table(view);
+    if view.wide {
+        t.set_header([
+            "id",
+            "started (UTC)",
+            "target",
+            "device",
+            "workloads",
+            "headline",
+        ]);
+    } else {
+        t.set_header(["id", "started (UTC)", "target, device", "headline"]);
+    }
     for r in rows {
         let headline = super::summary::stored_headline(r);
         let headline = if r.interrupted {
@@ -274,17 +449,24 @@ pub fn history(rows: &[crate::store::Stored]) -> String {
         } else {
             headline
         };
-        t.add_row([
-            r.id.to_string(),
-            r.started_at
-                .replace('T', " ")
-                .trim_end_matches('Z')
-                .to_string(),
-            r.target.clone(),
-            r.device.clone(),
-            r.workloads.join(", "),
-            headline,
-        ]);
+        let started = r
+            .started_at
+            .replace('T', " ")
+            .trim_end_matches('Z')
+            .to_string();
+        if view.wide {
+            t.add_row([
+                r.id.to_string(),
+                started,
+                r.target.clone(),
+                r.device.clone(),
+                r.workloads.join(", "),
+                headline,
+            ]);
+        } else {
+            let place = format!("{}\n{}", cut_start(&r.target, 28), cut_start(&r.device, 28));
+            t.add_row([r.id.to_string(), started, place, headline]);
+        }
     }
     format!("{t}\n")
 }
@@ -299,22 +481,26 @@ impl super::Presenter for Terminal {
     fn extension(&self) -> &'static str {
         "txt"
     }
+    /// A file keeps every figure: the wide view.
     fn render(&self, doc: &ResultDoc) -> crate::error::Result<String> {
-        Ok(document(doc))
+        Ok(document(doc, &View::wide()))
     }
 }
 
 /// A studio run: how many workstations, each section's answer for the studio, and every
 /// host's row (None for one computer).
-pub fn studio(doc: &ResultDoc) -> Option<String> {
+pub fn studio(doc: &ResultDoc, view: &View) -> Option<String> {
     let intro = super::studio::intro(doc)?;
-    let mut out = format!("{intro}\n");
+    let mut out = view.wrap(&intro, "", "  ");
     for sec in super::studio::sections(doc) {
-        out.push_str(&format!("\n{}\n  {}\n", sec.title, sec.words));
+        out.push('\n');
+        out.push_str(&view.wrap(&sec.title, "", "  "));
+        out.push_str(&view.wrap(&sec.words, "  ", "  "));
         if !sec.totals.is_empty() {
-            out.push_str(&format!(
-                "  the storage delivered, all hosts together: {}\n",
-                super::studio::total_words(&sec.totals)
+            out.push_str(&view.wrap(
+                &super::studio::total_words(&sec.totals),
+                "  the storage delivered, all hosts together: ",
+                "    ",
             ));
         }
         if !sec.hosts.is_empty() {
@@ -324,7 +510,7 @@ pub fn studio(doc: &ResultDoc) -> Option<String> {
                 .iter()
                 .position(|h| h == "verdict")
                 .map_or(2, |p| p + 1);
-            let mut t = table();
+            let mut t = table(view);
             t.set_header(header);
             for r in rows {
                 t.add_row(r);
@@ -340,24 +526,35 @@ pub fn studio(doc: &ResultDoc) -> Option<String> {
 
 /// The whole document: header, every section, the studio's rows, the suite's summary, and
 /// warnings.
-pub fn document(doc: &ResultDoc) -> String {
-    let mut out = header(doc);
+pub fn document(doc: &ResultDoc, view: &View) -> String {
+    let mut out = header(doc, view);
     for s in &doc.sections {
         out.push('\n');
-        out.push_str(&section(s));
+        out.push_str(&section(doc, s, view));
     }
-    if let Some(st) = studio(doc) {
+    if let Some(st) = studio(doc, view) {
         out.push('\n');
         out.push_str(&st);
     }
     if let Some(summary) = super::summary::summary(doc) {
         out.push('\n');
-        out.push_str(&summary);
+        out.push_str(&wrap_lines(&summary, view));
     }
     for w in &doc.warnings {
-        out.push_str(&format!("warning: {w}\n"));
+        out.push_str(&view.wrap(w, "warning: ", "  "));
     }
     out
+}
+
+/// Lines of text each wrapped to the view, a wrapped line's rest indented two more than it.
+pub fn wrap_lines(text: &str, view: &View) -> String {
+    text.lines()
+        .map(|l| {
+            let body = l.trim_start();
+            let indent = &l[..l.len() - body.len()];
+            view.wrap(body, indent, &format!("{indent}  "))
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -377,7 +574,12 @@ mod tests {
                  "max": 8573.0, "cv": 0.0, "runs": [8573.0]}]}]
         });
         let s: Section = serde_json::from_value(old).unwrap();
-        let text = section(&s);
+        let doc = ResultDoc::new(
+            vec![],
+            crate::target::inspect(std::path::Path::new(".")).unwrap(),
+            crate::host::inspect(),
+        );
+        let text = section(&doc, &s, &View::wide());
         assert!(text.contains("tracks (naive)"), "{text}");
         assert!(text.contains("8573"), "{text}");
         assert!(text.contains("1234"), "{text}");

@@ -247,7 +247,11 @@ impl<C: Connection> SqlStore<C> {
                 t.fs_type.clone().into(),
                 t.mount_source.clone().into(),
                 dev.map(|d| d.name.clone()).into(),
-                dev.and_then(|d| d.model.clone()).into(),
+                t.simulated
+                    .as_ref()
+                    .map(|n| format!("simulated: {n}"))
+                    .or_else(|| dev.and_then(|d| d.model.clone()))
+                    .into(),
                 dev.and_then(|d| d.rotational).into(),
                 doc.host.hostname.as_str().into(),
                 doc.host.cpu_model.clone().into(),

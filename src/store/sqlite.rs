@@ -137,6 +137,7 @@ mod tests {
             total_bytes: None,
             free_bytes: None,
             size_bytes: None,
+            simulated: None,
         };
         let host = HostInfo {
             hostname: "studio".into(),

@@ -263,6 +263,10 @@ pub trait Workload {
     fn uses_disk(&self) -> bool {
         true
     }
+    /// The simulated device it runs against (`--device-model`), by name.
+    fn simulated_device(&self) -> Option<&str> {
+        None
+    }
     /// Every setting, for the result document.
     fn settings(&self) -> serde_json::Value;
     /// One run. `run` counts from 0; patterns may seed their randomness with it.

@@ -488,6 +488,10 @@ impl Workload for Sampler {
         self.device.is_none()
     }
 
+    fn simulated_device(&self) -> Option<&str> {
+        self.device.as_ref().map(|d| d.name.as_str())
+    }
+
     fn title(&self) -> String {
         let what = if self.find_max {
             "Most sampler voices"

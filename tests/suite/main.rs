@@ -19,6 +19,7 @@ mod nothing_lost;
 mod report;
 mod sampler;
 mod schema_fixtures;
+mod share;
 mod slow_tick;
 mod store;
 mod studio;

@@ -63,6 +63,14 @@ h3{font-size:1.05em;margin:18px 0 6px}
 .sub{color:#555;margin:0 0 12px}
 pre.summary{background:#f3f8fc;border-left:4px solid #0072b2;padding:10px 14px;white-space:pre-wrap;font-size:.95em}
 p.big{font-size:1.25em;font-weight:600}
+.card{border:1px solid #cfe0ee;border-radius:10px;padding:12px 16px;margin:10px 0;background:#f8fbfe}
+.card .count{font-size:2.2em;font-weight:700;line-height:1.1}.card .count small{font-size:.45em;font-weight:400;color:#555;margin-left:6px}
+.card .verdict{display:inline-block;padding:1px 10px;border-radius:12px;color:#fff;background:#1f8a4c;font-size:.85em;margin:4px 0}
+.card .verdict.open{background:#b7791f}
+.card .sentence{font-size:1.15em;margin:6px 0}
+.card dl{display:grid;grid-template-columns:auto 1fr;gap:2px 14px;margin:6px 0}.card dt{color:#555}.card dd{margin:0;font-weight:600}
+.card .how{color:#555;font-size:.92em;margin:2px 0}
+p.answer{font-size:1.1em;margin:4px 0 10px}
 table{border-collapse:collapse;margin:8px 0 12px;font-size:.88em}
 th,td{border:1px solid #d8d8d8;padding:3px 8px;text-align:right;vertical-align:top}
 th:first-child,td:first-child{text-align:left}
@@ -131,6 +139,11 @@ pub fn document(doc: &ResultDoc) -> Result<String> {
         }
     );
     p.push("<section id=\"answer\"><h2>The answer</h2>\n");
+    for (i, s) in doc.sections.iter().enumerate() {
+        if let Some(a) = super::answer::of(doc, s) {
+            answer_card(&mut p, &a, i);
+        }
+    }
     match summary(doc) {
         Some(s) => {
             let _ = writeln!(p.html, "<pre class=\"summary\">{}</pre>", esc(s.trim_end()));
@@ -157,7 +170,7 @@ pub fn document(doc: &ResultDoc) -> Result<String> {
         p.push("</ul></nav>\n");
     }
     for (i, s) in doc.sections.iter().enumerate() {
-        section(&mut p, i, s)?;
+        section(&mut p, doc, i, s)?;
     }
     context(&mut p, doc);
     let _ = writeln!(
@@ -168,6 +181,33 @@ pub fn document(doc: &ResultDoc) -> Result<String> {
         esc(&doc.verification)
     );
     Ok(p.html)
+}
+
+/// An answer as a card: the count and its verdict, the sentence, the figures that decide, what
+/// it depends on and how sure it is, and a link to how it was measured (section `i`).
+fn answer_card(p: &mut Page, a: &super::answer::Answer, i: usize) {
+    let _ = write!(
+        p.html,
+        "<div class=\"card\"><div class=\"count\">{}<small>{}</small></div><span class=\"verdict{}\">{}</span><p class=\"sentence\">{}</p>",
+        esc(&a.count),
+        esc(a.unit),
+        if a.answered { "" } else { " open" },
+        esc(&a.verdict),
+        esc(&a.sentence)
+    );
+    if !a.figures.is_empty() {
+        p.push("<dl>");
+        for (k, v) in &a.figures {
+            let _ = write!(p.html, "<dt>{}</dt><dd>{}</dd>", esc(k), esc(v));
+        }
+        p.push("</dl>");
+    }
+    let _ = writeln!(
+        p.html,
+        "<p class=\"how\">Depends on: {}</p><p class=\"how\">How sure: {}</p><p class=\"how\"><a href=\"#s{i}\">How this was measured</a></p></div>",
+        esc(&a.depends_on),
+        esc(&a.how_sure)
+    );
 }
 
 /// One figure's cell: the median (as declared to be shown, or `raw` in its stored unit), with
@@ -218,7 +258,7 @@ pub(super) fn figure_table(p: &mut Page, s: &Section, defs: &[&'static Def], raw
 
 /// One workload's section: its table (every figure, in the document's units, behind a
 /// summary), its findings, its charts and its settings.
-fn section(p: &mut Page, i: usize, s: &Section) -> Result<()> {
+fn section(p: &mut Page, doc: &ResultDoc, i: usize, s: &Section) -> Result<()> {
     let _ = write!(p.html, "<section id=\"s{i}\"><h2>{}", esc(&s.title));
     if s.cached {
         p.push("<span class=\"tag\">cached</span>");
@@ -227,6 +267,9 @@ fn section(p: &mut Page, i: usize, s: &Section) -> Result<()> {
         p.push("<span class=\"tag\">interrupted</span>");
     }
     p.push("</h2>\n");
+    if let Some(a) = super::answer::of(doc, s) {
+        let _ = writeln!(p.html, "<p class=\"answer\">{}</p>", esc(&a.sentence));
+    }
     section_tables(p, s);
     findings_list(p, s);
     workload_charts(p, s)?;

@@ -107,6 +107,9 @@ fn hosts_chart(p: &mut Page, sec: &StudioSection) -> Result<()> {
 /// The device or filesystem a result was measured on, in a few words.
 pub(super) fn device_words(doc: &ResultDoc) -> String {
     let t = &doc.target;
+    if let Some(name) = &t.simulated {
+        return format!("simulated device {name}");
+    }
     match &t.device {
         Some(d) => {
             let mut s = d.model.clone().unwrap_or_else(|| d.name.clone());

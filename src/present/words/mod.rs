@@ -68,6 +68,39 @@ pub fn words(f: &Finding) -> String {
     }
 }
 
+/// A finding as a fitted terminal shows it, in a line or two: None where the section's answer
+/// (`answered`: its sentence, what it depends on, how sure it is) already says it; long
+/// explanations in a line that says where the whole one is (`--wide`, the report).
+pub fn fitted(f: &Finding, answered: bool) -> Option<String> {
+    match f {
+        Finding::RealTimeAnswer { .. }
+        | Finding::VoicesAnswer { .. }
+        | Finding::AnswersHoldFor { .. }
+        | Finding::SamplerHoldsFor { .. }
+        | Finding::SearchTrail { .. }
+            if answered =>
+        {
+            None
+        }
+        Finding::Of { search, finding } => {
+            fitted(finding, answered).map(|w| format!("{search}: {w}"))
+        }
+        Finding::ProbeRule { probe_s, .. } => Some(format!(
+            "a count passed only with no xrun, no ring below the margin and the butler keeping up, over probes of up to {probe_s:.0} s; --wide gives the whole rule"
+        )),
+        Finding::SuiteRule => Some(
+            "each answer is the most tracks that passed a --find-max search: no xrun, no ring below 20%, the butler keeping up; --wide gives the whole rule".into(),
+        ),
+        Finding::InPhaseWave { share_pct, .. } => Some(format!(
+            "tracks starting together can use at most {share_pct:.0}% of what the disk streams with these buffers; bigger ones (--buffer) or --stagger show the rest (--wide says why)"
+        )),
+        Finding::ReadAmplification { ratio, .. } => Some(format!(
+            "read amplification {ratio:.2}x: what the device read ÷ what the tracks needed (--wide says more)"
+        )),
+        _ => Some(words(f)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -243,6 +243,10 @@ impl Workload for Multitrack {
         self.device.is_none()
     }
 
+    fn simulated_device(&self) -> Option<&str> {
+        self.device.as_ref().map(|d| d.name.as_str())
+    }
+
     fn title(&self) -> String {
         let s = &self.spec;
         let what = match (self.kind, self.find_max) {

@@ -5,6 +5,7 @@
 #[cfg(target_os = "linux")]
 pub mod capped;
 pub mod postgres;
+pub mod share;
 pub mod webdriver;
 
 use assert_cmd::Command;
