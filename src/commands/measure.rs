@@ -315,23 +315,7 @@ fn finish(
     } else if let Some(j) = &outputs.json {
         j.write(&present::json::to_string(&doc)?)?;
     }
-    let lost_share = failure
-        .as_ref()
-        // The error a lost share gives depends on the call it interrupted (not connected, an
-        // I/O error, or a file that is no longer there, where the share was unmounted): the
-        // share not answering, or no longer mounted there, is what says.
-        .filter(|e| {
-            e.is_storage_gone()
-                || std::fs::read_dir(path).is_err()
-                || target::inspect(path).map_or(true, |t| t.mount_source != doc.target.mount_source)
-        })
-        .and_then(|_| doc.target.network_share())
-        .map(|share| {
-            format!(
-                "{share} stopped answering during the run; once it is back, `trackbench clean {}` removes what trackbench left there",
-                path.display()
-            )
-        });
+    let lost_share = failure.as_ref().and_then(|e| lost_share(e, path, &doc));
     exit_status(failure, doc.interrupted, cleaner, lost_share)
 }
 
@@ -437,6 +421,21 @@ fn print_ending(
     for w in doc.warnings.iter().filter(|w| Some(*w) != stopped) {
         let _ = write!(out, "{}", printer.view.wrap(w, "warning: ", "  "));
     }
+}
+
+/// Where the run's network share went away during it: the share named, and what to do once it
+/// is back. The error a lost share gives depends on the call it interrupted (not connected, an
+/// I/O error, or a file that is no longer there, where the share was unmounted): the share not
+/// answering, or no longer mounted there, is what says.
+fn lost_share(failure: &Error, path: &Path, doc: &ResultDoc) -> Option<String> {
+    let gone = failure.is_storage_gone()
+        || std::fs::read_dir(path).is_err()
+        || target::inspect(path).map_or(true, |t| t.mount_source != doc.target.mount_source);
+    let share = doc.target.network_share().filter(|_| gone)?;
+    Some(format!(
+        "{share} stopped answering during the run; once it is back, `trackbench clean {}` removes what trackbench left there",
+        path.display()
+    ))
 }
 
 /// The exit status: the error that stopped the run, 130 for an interrupted one (saying who

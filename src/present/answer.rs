@@ -176,6 +176,34 @@ fn stopped_words(doc: &ResultDoc, probes: usize) -> String {
     }
 }
 
+/// The rows of a section whose search was stopped before its answer, each with its count in
+/// words ("no answer", "514 (not confirmed)"): their figures are no answer, and are shown and
+/// ranked as none.
+pub fn unanswered_rows(doc: &ResultDoc, s: &Section) -> Vec<(String, String)> {
+    let stopped = doc.interrupted || s.interrupted;
+    let of = |label: &str, c: Count| (!c.answered()).then(|| (label.to_string(), c.words()));
+    match &s.detail {
+        Some(Detail::Search(d)) => d
+            .searches
+            .iter()
+            .filter_map(|r| of(&r.label, count_of(&r.capacity, r.limited_by, stopped)))
+            .collect(),
+        Some(Detail::RealTime(r)) => [
+            (PLAY_ROW, &r.play),
+            (RECORD_ROW, &r.record),
+            (HDR_ROW, &r.hdr),
+        ]
+        .into_iter()
+        .filter_map(|(row, x)| {
+            let x = x.as_ref()?;
+            let c = &x.search.as_ref()?.searches.first()?.capacity;
+            of(row, count_of(c, x.limited_by, stopped))
+        })
+        .collect(),
+        _ => Vec::new(),
+    }
+}
+
 /// A `--find-max` search's answer (its first search: the one its table's first row shows).
 fn search(doc: &ResultDoc, s: &Section, r: &CapacityReport) -> Answer {
     let voices = s.workload == "sampler";
@@ -319,7 +347,7 @@ fn depends_on(s: &Section) -> String {
 /// How sure an answer is: confirmed or not, the probes it took, what stopped it.
 fn how_sure(doc: &ResultDoc, c: &Capacity, count: Count) -> String {
     let probes = c.probes.len();
-    let time: f64 = c.probes.iter().map(|p| p.elapsed_s).sum();
+    let time: f64 = c.probes.iter().map(|p| p.elapsed_s.max(0.0)).sum();
     let simulated = doc.target.simulated.is_some();
     let took = format!(
         "{probes} probe{}{}",
@@ -348,7 +376,8 @@ fn how_sure(doc: &ResultDoc, c: &Capacity, count: Count) -> String {
         Count::Unconfirmed(n) => {
             format!("not confirmed: the run at {n:.0} did not pass again; {took}")
         }
-        Count::Unanswered => format!("nothing measured to rank; {took}"),
+        Count::Unanswered if probes == 0 => "no probe ended before the run was stopped".into(),
+        Count::Unanswered => format!("no count passed before the run was stopped; {took}"),
     }
 }
 
@@ -427,21 +456,7 @@ fn suite(
         sentence.push_str(&format!(" (a disk benchmark's MB/s would promise {n:.0})"));
     }
     sentence.push('.');
-    let limits: Vec<_> = [play, record.unwrap_or(Count::Unanswered)]
-        .iter()
-        .filter_map(|c| match c {
-            Count::AtLeast(_, w) => Some(w.words()),
-            _ => None,
-        })
-        .collect();
-    let how_sure = match limits.first() {
-        Some(w) => format!(
-            "each count confirmed by a run of its own; the searches stopped at {w}, so the disk may carry more"
-        ),
-        None if play.answered() => "each count confirmed by a run of its own".into(),
-        None => stopped_words(doc, 0),
-    };
-    let _ = RECORD_ROW;
+    let how_sure = suite_how_sure(doc, play, record);
     Some(Answer {
         sentence,
         count: play.words(),
@@ -452,6 +467,24 @@ fn suite(
         how_sure,
         figures: key_figures(s, PLAY_ROW, false, naive),
     })
+}
+
+/// How sure the suite's answers are: each confirmed, and the limit a search stopped at.
+fn suite_how_sure(doc: &ResultDoc, play: Count, record: Option<Count>) -> String {
+    let limit = [Some(play), record]
+        .into_iter()
+        .flatten()
+        .find_map(|c| match c {
+            Count::AtLeast(_, w) => Some(w.words()),
+            _ => None,
+        });
+    match limit {
+        Some(w) => format!(
+            "each count confirmed by a run of its own; the searches stopped at {w}, so the disk may carry more"
+        ),
+        None if play.answered() => "each count confirmed by a run of its own".into(),
+        None => stopped_words(doc, 0),
+    }
 }
 
 /// A run of a fixed count (no search): whether it held.

@@ -280,6 +280,24 @@ pub fn headline(doc: &ResultDoc) -> String {
     }
 }
 
+/// A section's headline `line` as the history lists it: a search stopped before its answer says
+/// so ("no answer, stopped after 23 s"), never a count; a simulated device is named.
+fn as_stored(doc: &ResultDoc, s: &Section, what: &str, line: String) -> String {
+    let searched = matches!(s.detail, Some(Detail::Search(_) | Detail::RealTime(_)));
+    let line = match super::answer::of(doc, s) {
+        Some(a) if searched && !a.answered => {
+            let after = super::answer::ran_s(doc)
+                .map_or(String::new(), |t| format!(", stopped after {t:.0} s"));
+            format!("{what}: {}{after}", a.count)
+        }
+        _ => line,
+    };
+    match super::answer::simulated(doc, s) {
+        Some(name) => format!("{line} (simulated: {name})"),
+        None => line,
+    }
+}
+
 fn single_headline(doc: &ResultDoc) -> String {
     const MAIN: [&Def; 6] = [
         &m::TRACKS,
@@ -326,22 +344,7 @@ fn single_headline(doc: &ResultDoc) -> String {
                         def.unit
                     )
                 };
-                // A search stopped before its answer is no count: it says so.
-                let line = match super::answer::of(doc, s) {
-                    Some(a)
-                        if !a.answered
-                            && s.detail.as_ref().is_some_and(|d| {
-                                matches!(d, Detail::Search(_) | Detail::RealTime(_))
-                            }) =>
-                    {
-                        format!("{what}: no answer ({})", a.verdict)
-                    }
-                    _ => line,
-                };
-                return match super::answer::simulated(doc, s) {
-                    Some(name) => format!("{line} (simulated: {name})"),
-                    None => line,
-                };
+                return as_stored(doc, s, &what, line);
             }
         }
     }

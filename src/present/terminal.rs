@@ -269,7 +269,8 @@ pub fn section(doc: &ResultDoc, s: &Section, view: &View) -> String {
         out.push_str(&view.wrap(&a.depends_on, "  depends on: ", "    "));
         out.push_str(&view.wrap(&a.how_sure, "  how sure: ", "    "));
     }
-    out.push_str(&figures_table(s, &cols, view).to_string());
+    let unanswered = super::answer::unanswered_rows(doc, s);
+    out.push_str(&figures_table(s, &cols, &unanswered, view).to_string());
     out.push('\n');
     if !hidden.is_empty() {
         let which = if hidden.len() <= 3 {
@@ -300,7 +301,14 @@ pub fn section(doc: &ResultDoc, s: &Section, view: &View) -> String {
 }
 
 /// A section's figures as a table of `cols`, the median of each (with its spread over runs).
-fn figures_table(s: &Section, cols: &[&Def], view: &View) -> Table {
+/// The rows of a search stopped before its answer (`unanswered`: label, count in words) show
+/// their count in words and no other figure but the naive count.
+fn figures_table(
+    s: &Section,
+    cols: &[&Def],
+    unanswered: &[(String, String)],
+    view: &View,
+) -> Table {
     let mut t = table(view);
     let mut header = vec![String::new()];
     header.extend(
@@ -310,7 +318,14 @@ fn figures_table(s: &Section, cols: &[&Def], view: &View) -> Table {
     t.set_header(header);
     for row in &s.rows {
         let mut cells = vec![row.label.clone()];
-        for def in cols {
+        let open = unanswered.iter().find(|(label, _)| *label == row.label);
+        for (i, def) in cols.iter().enumerate() {
+            if let Some((_, count)) = open
+                && !def.name.starts_with("naive")
+            {
+                cells.push(if i == 0 { count.clone() } else { "-".into() });
+                continue;
+            }
             cells.push(match row.get(def) {
                 None => "-".to_string(),
                 Some(f) => {

@@ -219,6 +219,14 @@ impl<C: Connection> SqlStore<C> {
         }
     }
 
+    /// What the device column holds: the disk's model, or the simulated device run against.
+    fn device_model(t: &crate::target::TargetInfo) -> Option<String> {
+        match &t.simulated {
+            Some(n) => Some(format!("simulated: {n}")),
+            None => t.device.as_ref().and_then(|d| d.model.clone()),
+        }
+    }
+
     fn insert(
         &mut self,
         doc: &ResultDoc,
@@ -247,11 +255,7 @@ impl<C: Connection> SqlStore<C> {
                 t.fs_type.clone().into(),
                 t.mount_source.clone().into(),
                 dev.map(|d| d.name.clone()).into(),
-                t.simulated
-                    .as_ref()
-                    .map(|n| format!("simulated: {n}"))
-                    .or_else(|| dev.and_then(|d| d.model.clone()))
-                    .into(),
+                Self::device_model(t).into(),
                 dev.and_then(|d| d.rotational).into(),
                 doc.host.hostname.as_str().into(),
                 doc.host.cpu_model.clone().into(),

@@ -15,6 +15,7 @@ mod cli;
 mod daw;
 mod find_max_real;
 mod fio_job;
+mod fits;
 mod nothing_lost;
 mod report;
 mod sampler;

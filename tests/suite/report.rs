@@ -136,7 +136,7 @@ fn a_newcomers_run_stores_its_result_and_writes_a_report_a_browser_draws_whole()
     assert_eq!(left, [name.to_string()], "{left:?}");
 
     tbh()
-        .arg("history")
+        .args(["history", "--wide"])
         .assert()
         .success()
         .stdout(predicate::str::contains("1 result(s)").and(predicate::str::contains("realtime")));

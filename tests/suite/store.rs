@@ -91,7 +91,7 @@ fn store_commands(db: &str) {
         text.contains("seq write:") && text.contains("MB/s"),
         "{text}"
     );
-    assert!(text.contains("(simulated device)"), "{text}");
+    assert!(text.contains("(simulated: bw=20M)"), "{text}");
     assert!(
         text.find("simulated").unwrap() < text.find("seq write").unwrap(),
         "newest first: {text}"

@@ -370,6 +370,43 @@ fn ui_in_a_browser_watches_a_search_live_to_its_answer_and_stops_a_real_run() {
         answer.as_str().is_some_and(|a| a.contains("tracks")),
         "{answer}"
     );
+    // The answer is a card: the count, its verdict, the sentence naming the simulated device,
+    // the figures that decide; the method behind "How this was measured", closed; nothing
+    // scrolls sideways.
+    let card = b.eval(
+        "const c = document.querySelector('.answer-card'); if (!c) return null;
+         const d = c.querySelector('details');
+         return {count: c.querySelector('.count').firstChild.textContent,
+                 verdict: c.querySelector('.verdict').textContent,
+                 sentence: c.querySelector('.sentence').textContent,
+                 figures: c.querySelectorAll('dt').length,
+                 method: d.querySelector('summary').textContent, open: d.open,
+                 text: d.querySelector('pre').textContent,
+                 fits: c.scrollWidth <= c.clientWidth + 1};",
+    );
+    assert!(
+        card["count"]
+            .as_str()
+            .is_some_and(|c| c.parse::<u32>().is_ok_and(|n| n > 0)),
+        "{card}"
+    );
+    assert_eq!(card["verdict"], "confirmed", "{card}");
+    assert!(
+        card["sentence"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("The simulated device (bw=50M) plays ")),
+        "{card}"
+    );
+    assert!(card["figures"].as_u64().unwrap_or(0) >= 3, "{card}");
+    assert_eq!(card["method"], "How this was measured", "{card}");
+    assert_eq!(card["open"], false, "{card}");
+    assert!(
+        card["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("each probe ran up to")),
+        "the method keeps the whole rule: {card}"
+    );
+    assert_eq!(card["fits"], true, "{card}");
     let probes = b.eval(
         "return [...document.querySelectorAll('#probes .probe')].map(p => p.textContent).join(', ')",
     );
@@ -437,6 +474,16 @@ fn ui_in_a_browser_watches_a_search_live_to_its_answer_and_stops_a_real_run() {
             .as_str()
             .is_some_and(|a| a.contains("Stopped before the end")),
         "{answer}"
+    );
+    // A stopped search is no count: a card, if the search got that far, says so.
+    let counts = b.eval(
+        "return [...document.querySelectorAll('.answer-card .count')].map(c => c.firstChild.textContent)",
+    );
+    assert!(
+        counts
+            .as_array()
+            .is_some_and(|c| c.iter().all(|c| c != "0")),
+        "{counts}"
     );
     common::wait_clean(Path::new(&target));
     wait_for(
