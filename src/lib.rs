@@ -18,6 +18,7 @@ pub mod dataset;
 pub mod engine;
 pub mod error;
 pub mod fio;
+pub mod health;
 pub mod host;
 pub mod io;
 pub mod memory;

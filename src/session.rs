@@ -94,7 +94,11 @@ pub fn run(plan: Plan, world: &dyn World, cancel: &AtomicBool, sink: &dyn Sink) 
     let simulated = plan.workloads.iter().find_map(|w| w.simulated_device());
     let target = match simulated {
         Some(name) if !uses_disk => target.simulated(name),
-        _ => target,
+        // What could explain a change in this disk's answers later: its health now.
+        _ => TargetInfo {
+            health: Some(target::health_of(&target)),
+            ..target
+        },
     };
     // A studio's ranks each keep a data directory of their own inside the shared one.
     let rank_dir = (!world.is_alone()).then(|| world.rank());

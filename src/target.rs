@@ -40,6 +40,12 @@ pub struct DeviceInfo {
     pub scheduler: Option<String>,
     pub logical_block_bytes: Option<u64>,
     pub size_bytes: Option<u64>,
+    /// The drive's serial number and World Wide Name, where the system gives them: what tells
+    /// this disk from another of the same model across runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub serial: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wwn: Option<String>,
 }
 
 impl DeviceInfo {
@@ -95,6 +101,14 @@ pub struct TargetInfo {
     pub free_bytes: Option<u64>,
     /// Size of a file or device target.
     pub size_bytes: Option<u64>,
+    /// The filesystem's UUID, where the system names it (`/dev/disk/by-uuid`): the same
+    /// filesystem under another mount point is the same disk's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fs_uuid: Option<String>,
+    /// What the drive said of its health when the run started (`smartctl`), or why it could
+    /// not say; None where it was not asked (a simulated device, a document from before).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub health: Option<crate::health::Health>,
     /// The simulated device every workload ran against (`--device-model`, by its name:
     /// `bw=200M,lat=2ms`); the folder's own disk is then not what was measured, and is not
     /// recorded.
@@ -144,6 +158,8 @@ impl TargetInfo {
             total_bytes: None,
             free_bytes: None,
             size_bytes: None,
+            fs_uuid: None,
+            health: None,
             simulated: Some(name.to_string()),
         }
     }
@@ -183,6 +199,8 @@ pub fn inspect(path: &Path) -> Result<TargetInfo> {
         total_bytes: None,
         free_bytes: None,
         size_bytes: None,
+        fs_uuid: None,
+        health: None,
         simulated: None,
     };
     match kind {
@@ -246,6 +264,38 @@ fn block_device(meta: &fs::Metadata) -> Option<DeviceInfo> {
     }
 }
 
+/// The UUID of the filesystem on device `major:minor`, where udev names it in
+/// `/dev/disk/by-uuid` (a machine without udev names none).
+#[cfg(target_os = "linux")]
+fn fs_uuid(major: u32, minor: u32) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    fs::read_dir("/dev/disk/by-uuid").ok()?.flatten().find_map(|e| {
+        let rdev = fs::metadata(e.path()).ok()?.rdev();
+        (libc::major(rdev) == major && libc::minor(rdev) == minor)
+            .then(|| e.file_name().to_string_lossy().into_owned())
+    })
+}
+
+/// What the target's drive says of its health (`smartctl` on its whole disk), for a result to
+/// keep beside its figures; not available, with the reason, where it cannot be read.
+pub fn health_of(t: &TargetInfo) -> crate::health::Health {
+    let timeout = std::time::Duration::from_secs(15);
+    match &t.device {
+        Some(d) if cfg!(unix) => crate::health::read(&Path::new("/dev").join(&d.name), timeout),
+        Some(_) => crate::health::Health {
+            unavailable: Some("smartctl is not asked on this system yet".into()),
+            ..Default::default()
+        },
+        None => crate::health::Health {
+            unavailable: Some(format!(
+                "{} is on no local drive trackbench can name",
+                t.path.display()
+            )),
+            ..Default::default()
+        },
+    }
+}
+
 /// The filesystem, mount and device holding a directory or file on device `dev`: Linux from
 /// /proc/self/mountinfo and sysfs; macOS from statfs (type, mount point, source; the device's
 /// model and kind stay unknown); Windows the volume's filesystem name and root.
@@ -254,6 +304,7 @@ fn describe_filesystem(path: &Path, meta: &fs::Metadata, info: &mut TargetInfo) 
     {
         let dev = std::os::unix::fs::MetadataExt::dev(meta);
         let (major, minor) = (libc::major(dev), libc::minor(dev));
+        info.fs_uuid = fs_uuid(major, minor);
         if let Some(m) = find_mount(path, major, minor) {
             info.fs_type = Some(m.fs_type);
             info.mount_point = Some(m.mount_point);
@@ -360,6 +411,8 @@ fn macos_device(source: &str) -> Option<DeviceInfo> {
         scheduler: None,
         logical_block_bytes: value("DeviceBlockSize").and_then(|v| v.parse().ok()),
         size_bytes: value("TotalSize").and_then(|v| v.parse().ok()),
+        serial: None,
+        wwn: None,
     })
 }
 
@@ -464,6 +517,8 @@ fn windows_device(root: &str) -> Option<DeviceInfo> {
         scheduler: None,
         logical_block_bytes: None,
         size_bytes: None,
+        serial: None,
+        wwn: None,
     })
 }
 
@@ -684,6 +739,14 @@ fn device_info(major: u32, minor: u32) -> Option<DeviceInfo> {
         scheduler,
         logical_block_bytes: read_trim(q.join("logical_block_size")).and_then(|s| s.parse().ok()),
         size_bytes: sectors.map(|s| s * 512),
+        // virtio-blk and NVMe give the serial beside the disk, SCSI and ATA under its device;
+        // an empty one (a virtual disk given none) is none.
+        serial: ["serial", "device/serial"]
+            .iter()
+            .find_map(|f| read_trim(disk_dir.join(f)).filter(|s| !s.is_empty())),
+        wwn: ["wwid", "device/wwid"]
+            .iter()
+            .find_map(|f| read_trim(disk_dir.join(f)).filter(|s| !s.is_empty())),
     })
 }
 

@@ -426,6 +426,8 @@ mod tests {
             scheduler: None,
             logical_block_bytes: None,
             size_bytes: None,
+            serial: None,
+            wwn: None,
         };
         assert_eq!(d.read_ahead_bytes(), None);
         assert_eq!(locate_tail_bytes(&s, Some(&d)), 256 << 10);

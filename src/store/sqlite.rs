@@ -137,6 +137,8 @@ mod tests {
             total_bytes: None,
             free_bytes: None,
             size_bytes: None,
+            fs_uuid: None,
+            health: None,
             simulated: None,
         };
         let host = HostInfo {

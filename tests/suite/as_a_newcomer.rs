@@ -17,6 +17,12 @@ fn run_is_the_standard_suite_with_a_summary() {
     let run = crate::common::newcomer_run();
     let (stdout, target, json) = (&run.stdout, &run.target, &run.json);
     assert!(run.success, "{}", run.stderr);
+    // Printed to a pipe, where no terminal says its width: fitted to 100 columns.
+    for line in stdout.lines() {
+        assert!(line.chars().count() <= 100, "{line}\n\n{stdout}");
+    }
+    // Sentences read whole, wherever a line was wrapped.
+    let stdout = &stdout.replace("\n    ", " ");
     assert!(
         stdout.contains("Summary (48k/24/mono, 144 kB/s per track)"),
         "{stdout}"

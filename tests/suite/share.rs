@@ -3,6 +3,8 @@
 //! directory; a run whose share went away names it, and `trackbench clean` removes what it
 //! left once the share is back.
 
+#![cfg(target_os = "linux")]
+
 use crate::common::share::Share;
 use crate::common::{missing, tb};
 use std::time::Duration;

@@ -5,6 +5,7 @@
 #[cfg(target_os = "linux")]
 pub mod capped;
 pub mod postgres;
+#[cfg(target_os = "linux")]
 pub mod share;
 pub mod webdriver;
 
@@ -174,6 +175,8 @@ pub fn newcomer_run() -> std::sync::Arc<NewcomerRun> {
         let out = tb()
             .current_dir(&target)
             .env("XDG_DATA_HOME", &home)
+            // As a pipe is, whatever the developer's shell exports.
+            .env_remove("COLUMNS")
             .args(["run", "-q", "--json"])
             .arg(&json)
             .output()
