@@ -148,8 +148,16 @@ impl TargetInfo {
     /// and the device, none of the folder's disk.
     pub fn simulated(self, name: &str) -> TargetInfo {
         TargetInfo {
-            path: self.path,
-            kind: self.kind,
+            simulated: Some(name.to_string()),
+            ..TargetInfo::bare(self.path, self.kind)
+        }
+    }
+
+    /// A target of `kind` at `path` with nothing yet known of where it lives.
+    pub fn bare(path: PathBuf, kind: TargetKind) -> TargetInfo {
+        TargetInfo {
+            path,
+            kind,
             fs_type: None,
             mount_point: None,
             mount_options: None,
@@ -160,7 +168,7 @@ impl TargetInfo {
             size_bytes: None,
             fs_uuid: None,
             health: None,
-            simulated: Some(name.to_string()),
+            simulated: None,
         }
     }
 }
@@ -188,21 +196,7 @@ pub fn inspect(path: &Path) -> Result<TargetInfo> {
             reason: "not a directory, a regular file or a block device".to_string(),
         });
     };
-    let mut info = TargetInfo {
-        path: canon.clone(),
-        kind,
-        fs_type: None,
-        mount_point: None,
-        mount_options: None,
-        mount_source: None,
-        device: None,
-        total_bytes: None,
-        free_bytes: None,
-        size_bytes: None,
-        fs_uuid: None,
-        health: None,
-        simulated: None,
-    };
+    let mut info = TargetInfo::bare(canon.clone(), kind);
     match kind {
         TargetKind::BlockDevice => {
             info.device = block_device(&meta);

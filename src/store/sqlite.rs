@@ -127,19 +127,9 @@ mod tests {
 
     fn doc(path: &str, workload: &str, started: &str, mb: f64) -> ResultDoc {
         let target = TargetInfo {
-            path: path.into(),
-            kind: TargetKind::Directory,
             fs_type: Some("ext4".into()),
-            mount_point: None,
-            mount_options: None,
             mount_source: Some("/dev/vda".into()),
-            device: None,
-            total_bytes: None,
-            free_bytes: None,
-            size_bytes: None,
-            fs_uuid: None,
-            health: None,
-            simulated: None,
+            ..TargetInfo::bare(path.into(), TargetKind::Directory)
         };
         let host = HostInfo {
             hostname: "studio".into(),
