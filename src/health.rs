@@ -111,7 +111,10 @@ impl Health {
                 grew(self.uncorrectable_errors, earlier.uncorrectable_errors),
                 "uncorrectable errors",
             ),
-            (grew(self.media_errors, earlier.media_errors), "media errors"),
+            (
+                grew(self.media_errors, earlier.media_errors),
+                "media errors",
+            ),
         ];
         for (d, what) in counters {
             if let Some(d) = d {
@@ -134,7 +137,15 @@ impl Health {
 /// `timeout` for it.
 pub fn read(device: &Path, timeout: Duration) -> Health {
     let child = std::process::Command::new("smartctl")
-        .args(["--json", "--info", "--health", "--attributes", "--log=error", "-n", "standby"])
+        .args([
+            "--json",
+            "--info",
+            "--health",
+            "--attributes",
+            "--log=error",
+            "-n",
+            "standby",
+        ])
         .arg(device)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
@@ -216,9 +227,14 @@ pub fn parse(json: &str) -> Health {
         .and_then(Value::as_array)
         .and_then(|m| m.iter().find_map(|m| m.get("string")?.as_str()))
         .map(str::to_string);
-    let data = ["smart_status", "ata_smart_attributes", "nvme_smart_health_information_log", "scsi_grown_defect_list"]
-        .iter()
-        .any(|k| v.get(k).is_some());
+    let data = [
+        "smart_status",
+        "ata_smart_attributes",
+        "nvme_smart_health_information_log",
+        "scsi_grown_defect_list",
+    ]
+    .iter()
+    .any(|k| v.get(k).is_some());
     if exit & 0b11 != 0 || !data {
         return Health::unavailable(
             message.unwrap_or_else(|| format!("smartctl exited with status {exit}")),
@@ -227,7 +243,12 @@ pub fn parse(json: &str) -> Health {
     let nvme = v.get("nvme_smart_health_information_log");
     let scsi_uncorrected = ["read", "write"]
         .iter()
-        .filter_map(|w| uint(&v, &["scsi_error_counter_log", w, "total_uncorrected_errors"]))
+        .filter_map(|w| {
+            uint(
+                &v,
+                &["scsi_error_counter_log", w, "total_uncorrected_errors"],
+            )
+        })
         .reduce(|a, b| a + b);
     Health {
         unavailable: None,
@@ -293,24 +314,39 @@ mod tests {
     #[test]
     fn a_sata_ssd_and_an_nvme_drive_say_theirs() {
         let s = parse(SATA_SSD);
-        assert_eq!((s.reallocated_sectors, s.pending_sectors), (Some(0), Some(0)));
+        assert_eq!(
+            (s.reallocated_sectors, s.pending_sectors),
+            (Some(0), Some(0))
+        );
         assert_eq!(s.uncorrectable_errors, Some(0));
         let n = parse(NVME);
         assert_eq!(n.protocol.as_deref(), Some("NVMe"));
         assert_eq!((n.percentage_used, n.media_errors), (Some(7), Some(0)));
         assert_eq!(n.reallocated_sectors, None);
         assert_eq!(n.power_on_hours, Some(870));
-        assert!(n.words().contains("7% of its rated life used"), "{}", n.words());
+        assert!(
+            n.words().contains("7% of its rated life used"),
+            "{}",
+            n.words()
+        );
     }
 
     #[test]
     fn what_cannot_be_read_is_not_available_with_the_reason() {
         let h = parse(NO_DEVICE);
         assert!(
-            h.unavailable.as_deref().is_some_and(|w| w.contains("Unable to detect device type")),
+            h.unavailable
+                .as_deref()
+                .is_some_and(|w| w.contains("Unable to detect device type")),
             "{h:?}"
         );
-        for junk in ["", "not json", "{}", "[1,2]", r#"{"smartctl": {"exit_status": 2}}"#] {
+        for junk in [
+            "",
+            "not json",
+            "{}",
+            "[1,2]",
+            r#"{"smartctl": {"exit_status": 2}}"#,
+        ] {
             let h = parse(junk);
             assert!(h.unavailable.is_some(), "{junk}: {h:?}");
             assert!(h.words().starts_with("health not available"), "{junk}");

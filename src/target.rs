@@ -263,11 +263,14 @@ fn block_device(meta: &fs::Metadata) -> Option<DeviceInfo> {
 #[cfg(target_os = "linux")]
 fn fs_uuid(major: u32, minor: u32) -> Option<String> {
     use std::os::unix::fs::MetadataExt;
-    fs::read_dir("/dev/disk/by-uuid").ok()?.flatten().find_map(|e| {
-        let rdev = fs::metadata(e.path()).ok()?.rdev();
-        (libc::major(rdev) == major && libc::minor(rdev) == minor)
-            .then(|| e.file_name().to_string_lossy().into_owned())
-    })
+    fs::read_dir("/dev/disk/by-uuid")
+        .ok()?
+        .flatten()
+        .find_map(|e| {
+            let rdev = fs::metadata(e.path()).ok()?.rdev();
+            (libc::major(rdev) == major && libc::minor(rdev) == minor)
+                .then(|| e.file_name().to_string_lossy().into_owned())
+        })
 }
 
 /// What the target's drive says of its health (`smartctl` on its whole disk), for a result to
