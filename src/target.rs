@@ -29,7 +29,7 @@ impl TargetKind {
 }
 
 /// The physical device behind a target, as sysfs describes it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct DeviceInfo {
     /// Kernel name of the whole disk (`sda`, `nvme0n1`, `vda`, `loop0`).
     pub name: String,
@@ -511,11 +511,7 @@ fn windows_device(root: &str) -> Option<DeviceInfo> {
         partition: None,
         model,
         rotational: rotational.map(|r| r as u8 != 0),
-        scheduler: None,
-        logical_block_bytes: None,
-        size_bytes: None,
-        serial: None,
-        wwn: None,
+        ..DeviceInfo::default()
     })
 }
 
