@@ -34,6 +34,7 @@ pub mod suite;
 pub mod target;
 pub mod units;
 pub mod verdict;
+pub mod watch;
 pub mod workloads;
 
 pub use error::{Error, Result};

@@ -10,38 +10,10 @@ use comfy_table::{CellAlignment, ContentArrangement, Table, presets::UTF8_FULL_C
 use serde_json::Value;
 use std::fmt::Write;
 
-/// Settings that change what a figure means: the audio format (tracks), ring, chunk and block
-/// sizes, the period, and the profile. A key matches at any depth of a section's settings.
-const FAIRNESS_KEYS: &[&str] = &[
-    "format",
-    "profile",
-    "chunk_bytes",
-    "buffer_s",
-    "min_ring_chunks",
-    "block_bytes",
-    "seq_block",
-    "random_block",
-    "period_frames",
-    "margin",
-    "butler",
-    "device_model",
-];
-
-/// Every fairness setting found in `v`, as (path, value).
-fn fairness_settings(v: &Value, path: &str, out: &mut Vec<(String, String)>) {
-    if let Value::Object(map) = v {
-        for (k, x) in map {
-            let p = if path.is_empty() {
-                k.clone()
-            } else {
-                format!("{path}.{k}")
-            };
-            if FAIRNESS_KEYS.contains(&k.as_str()) {
-                out.push((p, setting_words(k, x)));
-            } else {
-                fairness_settings(x, &p, out);
-            }
-        }
+/// Every setting of `v` that changes what a figure means, as (path, value in words).
+fn fairness_settings(v: &Value, out: &mut Vec<(String, String)>) {
+    for (path, key, x) in crate::result::fairness::settings(v) {
+        out.push((path, setting_words(key, x)));
     }
 }
 
@@ -112,7 +84,7 @@ pub fn unfair_differences(docs: &[(String, ResultDoc)]) -> Vec<String> {
             .map(|(_, d)| {
                 let mut v = Vec::new();
                 if let Some(s) = d.sections.iter().find(|s| s.workload == w) {
-                    fairness_settings(&s.settings, "", &mut v);
+                    fairness_settings(&s.settings, &mut v);
                 }
                 v
             })

@@ -443,7 +443,13 @@ fn cut_start(text: &str, max: usize) -> String {
 
 /// Stored results as `history` lists them: a fitted view puts the device under the target
 /// (a long path cut from its start) and leaves out the workloads, which the headline names.
-pub fn history(rows: &[crate::store::Stored], view: &View) -> String {
+/// `marks` names the results where a disk's series stepped ("▼15% playback"), beside their
+/// headline.
+pub fn history(
+    rows: &[crate::store::Stored],
+    marks: &std::collections::HashMap<i64, String>,
+    view: &View,
+) -> String {
     let mut t = table(view);
     if view.wide {
         t.set_header([
@@ -459,11 +465,14 @@ pub fn history(rows: &[crate::store::Stored], view: &View) -> String {
     }
     for r in rows {
         let headline = super::summary::stored_headline(r);
-        let headline = if r.interrupted {
+        let mut headline = if r.interrupted {
             format!("{headline} (interrupted)")
         } else {
             headline
         };
+        if let Some(m) = marks.get(&r.id) {
+            headline.push_str(&format!(" {m}"));
+        }
         let started = r
             .started_at
             .replace('T', " ")

@@ -1,6 +1,7 @@
 //! The result document: one versioned JSON object holding the command, every setting, the target,
 //! the host and the measurements with their spread over runs. Reports render from it alone.
 
+pub mod fairness;
 pub mod findings;
 pub mod metrics;
 pub mod search;

@@ -25,4 +25,5 @@ mod slow_tick;
 mod store;
 mod studio;
 mod ui;
+mod watch;
 mod windows;

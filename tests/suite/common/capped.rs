@@ -285,6 +285,17 @@ impl Capped {
             .unwrap_or_else(|e| panic!("{e}"));
     }
 
+    /// Caps the device's reads and writes at `bps` bytes a second from now on (a disk that has
+    /// become slower).
+    pub fn set_bps(&self, bps: u64) {
+        for file in [
+            "blkio.throttle.read_bps_device",
+            "blkio.throttle.write_bps_device",
+        ] {
+            self.throttle(file, bps).unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
+
     /// Writes one of the group's `blkio.throttle.*_device` limits for the loop device.
     fn throttle(&self, file: &str, limit: u64) -> Result<(), String> {
         let name = self.loop_dev.trim_start_matches("/dev/");
