@@ -200,6 +200,44 @@ fn attribute(v: &Value, id: u64) -> Option<u64> {
         .as_u64()
 }
 
+/// smartctl's version as it says it ("7.3").
+fn version_of(tool: &Value) -> String {
+    tool.get("version")
+        .and_then(Value::as_array)
+        .map(|v| {
+            v.iter()
+                .filter_map(Value::as_u64)
+                .map(|n| n.to_string())
+                .collect::<Vec<_>>()
+                .join(".")
+        })
+        .unwrap_or_default()
+}
+
+/// Why smartctl's JSON `v` holds no health: its command line or the device failed (bits 0-1
+/// of its exit status), or it printed none of the sections health is read from; its own
+/// message where it gave one.
+fn refused(v: &Value, tool: &Value) -> Option<String> {
+    let exit = uint(v, &["smartctl", "exit_status"]).unwrap_or(0);
+    let data = [
+        "smart_status",
+        "ata_smart_attributes",
+        "nvme_smart_health_information_log",
+        "scsi_grown_defect_list",
+    ]
+    .iter()
+    .any(|k| v.get(k).is_some());
+    if exit & 0b11 == 0 && data {
+        return None;
+    }
+    let message = tool
+        .get("messages")
+        .and_then(Value::as_array)
+        .and_then(|m| m.iter().find_map(|m| m.get("string")?.as_str()))
+        .map(str::to_string);
+    Some(message.unwrap_or_else(|| format!("smartctl exited with status {exit}")))
+}
+
 /// What `smartctl --json` printed, read: the counters that could explain a slower disk, or
 /// why there are none (its own error message, where it printed one).
 pub fn parse(json: &str) -> Health {
@@ -209,37 +247,10 @@ pub fn parse(json: &str) -> Health {
     let Some(tool) = v.get("smartctl") else {
         return Health::unavailable("smartctl's JSON has no `smartctl` section");
     };
-    let version = tool
-        .get("version")
-        .and_then(Value::as_array)
-        .map(|v| {
-            v.iter()
-                .filter_map(Value::as_u64)
-                .map(|n| n.to_string())
-                .collect::<Vec<_>>()
-                .join(".")
-        })
-        .unwrap_or_default();
-    // Bits 0-1 of the exit status: the command line, or the device, failed.
-    let exit = uint(&v, &["smartctl", "exit_status"]).unwrap_or(0);
-    let message = tool
-        .get("messages")
-        .and_then(Value::as_array)
-        .and_then(|m| m.iter().find_map(|m| m.get("string")?.as_str()))
-        .map(str::to_string);
-    let data = [
-        "smart_status",
-        "ata_smart_attributes",
-        "nvme_smart_health_information_log",
-        "scsi_grown_defect_list",
-    ]
-    .iter()
-    .any(|k| v.get(k).is_some());
-    if exit & 0b11 != 0 || !data {
-        return Health::unavailable(
-            message.unwrap_or_else(|| format!("smartctl exited with status {exit}")),
-        );
+    if let Some(why) = refused(&v, tool) {
+        return Health::unavailable(why);
     }
+    let version = version_of(tool);
     let nvme = v.get("nvme_smart_health_information_log");
     let scsi_uncorrected = ["read", "write"]
         .iter()
