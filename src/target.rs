@@ -121,16 +121,23 @@ impl TargetInfo {
     /// root@nas:/audio (fuse.sshfs, mounted at /mnt/nas)"), or None for a local filesystem.
     pub fn network_share(&self) -> Option<String> {
         let fs = self.fs_type.as_deref()?;
+        // Linux's and macOS's names for network filesystems, and FUSE clients of remote
+        // storage.
         let network = matches!(
             fs,
-            "nfs" | "nfs4" | "cifs" | "smb3" | "smbfs" | "9p" | "afpfs" | "webdav" | "davfs"
-        ) || fs.starts_with("fuse.sshfs")
-            || fs == "fuse.rclone"
-            || fs == "fuse.s3fs"
-            || fs == "fuse.gcsfuse"
-            // macOS names its network filesystems so.
-            || fs == "smbfs"
-            || fs == "afpfs";
+            "nfs"
+                | "nfs4"
+                | "cifs"
+                | "smb3"
+                | "smbfs"
+                | "9p"
+                | "afpfs"
+                | "webdav"
+                | "davfs"
+                | "fuse.rclone"
+                | "fuse.s3fs"
+                | "fuse.gcsfuse"
+        ) || fs.starts_with("fuse.sshfs");
         if !network {
             return None;
         }
