@@ -121,3 +121,43 @@ pub fn standard(format: Format) -> Result<Vec<Box<dyn Workload>>> {
         }),
     ])
 }
+
+/// The parts of the suite, by the names `--only` takes, in the order they run.
+pub const PARTS: [&str; 10] = [
+    "seq", "realtime", "sampler", "load", "bounce", "seek", "access", "mix", "zones", "sweep",
+];
+
+/// The suite with only the parts named in `only` (all of it when `only` is empty), in the
+/// suite's order: a weekly watch of what matters in less time. A name that is no part is
+/// refused, with the parts there are.
+pub fn only(format: Format, only: &[String]) -> Result<Vec<Box<dyn Workload>>> {
+    if let Some(bad) = only.iter().find(|n| !PARTS.contains(&n.as_str())) {
+        return Err(crate::error::Error::invalid(
+            "--only",
+            bad,
+            format!("parts of the suite, comma-separated: {}", PARTS.join(", ")),
+        ));
+    }
+    let mut all = standard(format)?;
+    if !only.is_empty() {
+        all.retain(|w| only.iter().any(|n| n == w.name()));
+    }
+    Ok(all)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_part_is_named_and_only_keeps_the_suites_order() {
+        let f = Format::parse("48k/24/mono").unwrap();
+        let names: Vec<&str> = standard(f).unwrap().iter().map(|w| w.name()).collect();
+        assert_eq!(names, PARTS);
+        let picked = only(f, &["seek".into(), "seq".into()]).unwrap();
+        let names: Vec<&str> = picked.iter().map(|w| w.name()).collect();
+        assert_eq!(names, ["seq", "seek"]);
+        let e = only(f, &["tracks".into()]).err().unwrap().to_string();
+        assert!(e.contains("tracks") && e.contains("seq, realtime, sampler"), "{e}");
+    }
+}

@@ -86,6 +86,9 @@ pub fn view() -> View {
 pub enum Command {
     /// The main job: the standard suite on PATH (default: the current directory), real-time track counts first, then the classic tests (3 to 4 minutes: each real-time probe lasts about 15 s whatever the disk).
     Run(RunArgs),
+    /// The suite as `run`, stored, then one sentence on whether this disk changed beyond its noise since its last runs; exit status 0 unchanged (or too few runs to tell), 3 slower, 4 only faster.
+    #[command(after_help = WATCH_HELP)]
+    Watch(WatchArgs),
     /// Sustained sequential write and read of one large file (hdparm -t, DskBench).
     Seq(SeqArgs),
     /// Random access time and seeks per second at queue depth 1 (seeker); read-only, devices allowed.
@@ -124,6 +127,13 @@ pub enum Command {
     Ui(UiArgs),
 }
 
+/// What `watch --help` says after its flags: the exit statuses and how to run it every week.
+const WATCH_HELP: &str = "Each figure the run measures (tracks, voices, the template load, sequential and random rates) is compared with the median of the same disk's last runs at the same settings (--last, default 5); a change counts when it is at least 5% and 4 times the noise of the difference. `trackbench history` marks a step once two runs stand at the new level.
+
+Exit status: 0 when nothing changed beyond its noise (or too few earlier runs to know it), 3 when a figure got worse, 4 when figures only got better, 130 when interrupted, 1 on an error.
+
+Every week: see docs/watch.md (a systemd timer, launchd, Task Scheduler).";
+
 /// The audio format of tracks without `--format`.
 pub const DEFAULT_FORMAT: &str = "48k/24/mono";
 
@@ -143,6 +153,8 @@ pub struct Request<'a> {
     pub default_format: &'static str,
     /// `--fio-job`: where to write the measurements as fio jobs.
     pub fio_job: Option<&'a Path>,
+    /// `watch`: the stored result judged against the median of this many earlier runs.
+    pub watch_last: Option<usize>,
 }
 
 impl<'a> Request<'a> {
@@ -162,6 +174,7 @@ impl<'a> Request<'a> {
             workloads,
             default_format: DEFAULT_FORMAT,
             fio_job: io.fio_job.as_deref(),
+            watch_last: None,
         }
     }
 
@@ -181,6 +194,7 @@ impl<'a> Request<'a> {
             workloads: vec![workload],
             default_format,
             fio_job: None,
+            watch_last: None,
         }
     }
 }
@@ -207,8 +221,16 @@ impl Command {
         let one = |w: Box<dyn Workload>| vec![w];
         Ok(Some(match self {
             Command::Run(a) => {
-                let workloads = trackbench::suite::standard(format(&a.common)?)?;
+                let workloads = trackbench::suite::only(format(&a.common)?, &a.only)?;
                 Request::classic("run", &a.path, &a.common, &a.io, workloads)
+            }
+            Command::Watch(w) => {
+                let a = &w.run;
+                let workloads = trackbench::suite::only(format(&a.common)?, &a.only)?;
+                Request {
+                    watch_last: Some(w.last as usize),
+                    ..Request::classic("watch", &a.path, &a.common, &a.io, workloads)
+                }
             }
             Command::Seq(a) => {
                 let kind = (place.kind_of)(&a.path)?;
@@ -314,6 +336,7 @@ impl Command {
             Command::Sampler(_) | Command::Load(_) => Some("fewer --files or shorter --lengths"),
             Command::Bounce(_) => Some("fewer --tracks or a shorter --duration"),
             Command::Run(_)
+            | Command::Watch(_)
             | Command::Clean(_)
             | Command::History(_)
             | Command::Show(_)
@@ -421,10 +444,22 @@ pub struct RunArgs {
     /// Directory to measure
     #[arg(default_value = ".")]
     pub path: PathBuf,
+    /// Only these parts of the suite, comma-separated: seq, realtime, sampler, load, bounce, seek, access, mix, zones, sweep
+    #[arg(long, value_delimiter = ',', value_name = "PARTS")]
+    pub only: Vec<String>,
     #[command(flatten)]
     pub io: IoArgs,
     #[command(flatten)]
     pub common: Common,
+}
+
+#[derive(Args, Debug)]
+pub struct WatchArgs {
+    #[command(flatten)]
+    pub run: RunArgs,
+    /// Compare with the median of this many earlier runs of the same disk at the same settings
+    #[arg(long, default_value_t = 5, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub last: u32,
 }
 
 /// Validated settings shared by all measuring commands.

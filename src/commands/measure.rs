@@ -216,7 +216,22 @@ pub fn measure(req: Request<'_>, ctx: &Ctx<'_>) -> Result<ExitCode> {
         started: std::cell::RefCell::new(None),
     };
     let outcome = session::run(plan, world, ctx.cancel, &printer)?;
-    finish(outcome, ctx, common, path, &printer, &outputs)
+    let ending = Ending {
+        common,
+        path,
+        outputs: &outputs,
+        watch_last: req.watch_last,
+    };
+    finish(outcome, ctx, &printer, &ending)
+}
+
+/// What the end of a run needs besides its outcome: the flags, the target as given, where the
+/// outputs go, and `watch`'s window.
+struct Ending<'a> {
+    common: &'a Common,
+    path: &'a Path,
+    outputs: &'a Outputs,
+    watch_last: Option<usize>,
 }
 
 /// The fio job file says what will be measured: written before the run, so an interrupted run
@@ -254,11 +269,10 @@ fn write_fio_job(
 fn finish(
     outcome: Outcome,
     ctx: &Ctx<'_>,
-    common: &Common,
-    path: &Path,
     printer: &Printer<'_>,
-    outputs: &Outputs,
+    ending: &Ending<'_>,
 ) -> Result<ExitCode> {
+    let (common, path, outputs) = (ending.common, ending.path, ending.outputs);
     let world = ctx.world;
     let Outcome {
         mut doc,
@@ -316,7 +330,22 @@ fn finish(
         j.write(&present::json::to_string(&doc)?)?;
     }
     let lost_share = failure.as_ref().and_then(|e| lost_share(e, path, &doc));
-    exit_status(failure, doc.interrupted, cleaner, lost_share)
+    let watched = match ending.watch_last {
+        Some(last) if failure.is_none() && !doc.interrupted && measured => {
+            let db = common.store.db.as_deref();
+            let said = super::watch::judge(&doc, stored_id, db, last)?;
+            let mut out = printer.out.borrow_mut();
+            let _ = writeln!(out);
+            for line in &said.lines {
+                let indent = if line.starts_with("  ") { "    " } else { "  " };
+                let _ = write!(out, "{}", printer.view.wrap(line, "", indent));
+            }
+            Some(said.status)
+        }
+        _ => None,
+    };
+    let status = exit_status(failure, doc.interrupted, cleaner, lost_share)?;
+    Ok(watched.unwrap_or(status))
 }
 
 /// An interrupted run hands its files to a cleaner of their own and exits at once: unlinking

@@ -9,6 +9,7 @@ pub mod history;
 pub mod measure;
 pub mod report;
 pub mod show;
+pub mod watch;
 
 use crate::browser;
 use crate::cli::{Cli, Command, Place, StoreArgs};

@@ -34,7 +34,7 @@ pub struct Series {
     /// The question in words: "playback tracks", "run: record tracks", "sampler voices".
     pub what: String,
     pub unit: &'static str,
-    key: String,
+    pub(crate) key: String,
     pub entries: Vec<Entry>,
 }
 
@@ -193,27 +193,33 @@ pub fn changes(s: &Series, rule: &Rule) -> Vec<Change> {
         .into_iter()
         .map(|step| {
             let (before, after) = (&s.entries[step.at - 1], &s.entries[step.at]);
-            let mut causes = Vec::new();
-            if let (Some(a), Some(b)) = (before.fill, after.fill)
-                && (b - a).abs() >= 0.05
-            {
-                causes.push(format!(
-                    "the disk went from {:.0}% to {:.0}% full",
-                    100.0 * a,
-                    100.0 * b
-                ));
-            }
-            if let (Some(a), Some(b)) = (&before.health, &after.health) {
-                causes.extend(b.changes_since(a));
-            }
             Change {
                 step,
                 id: after.id,
                 since: before.started_at.clone(),
-                causes,
+                causes: causes_between(before, after),
             }
         })
         .collect()
+}
+
+/// What changed between two results of a disk that could explain a change in its answers: the
+/// fill level (when it moved 5 points or more) and the drive's health.
+pub fn causes_between(before: &Entry, after: &Entry) -> Vec<String> {
+    let mut causes = Vec::new();
+    if let (Some(a), Some(b)) = (before.fill, after.fill)
+        && (b - a).abs() >= 0.05
+    {
+        causes.push(format!(
+            "the disk went from {:.0}% to {:.0}% full",
+            100.0 * a,
+            100.0 * b
+        ));
+    }
+    if let (Some(a), Some(b)) = (&before.health, &after.health) {
+        causes.extend(b.changes_since(a));
+    }
+    causes
 }
 
 /// A change in a sentence: "result 7: playback tracks fell 15% (144 → 123), beyond its noise of

@@ -6,8 +6,10 @@
 //! The method is binary segmentation on weighted means: the split of a stretch whose two sides
 //! differ most, measured in their combined standard error, is a step when that difference is
 //! at least [`Rule::min_change`] of the level before it and at least [`Rule::z`] standard errors,
-//! with at least [`Rule::min_side`] points on each side; each side is then searched the same
-//! way. A point's variance is the larger of its own spread and the series' scatter, estimated
+//! with at least [`Rule::min_side`] points on each side, and the runs next to the split each
+//! nearer their own side's level (so that the newest run alone below steady ones is not yet a
+//! step: the only split with two runs a side would pair it with one of the steady runs); each
+//! side is then searched the same way. A point's variance is the larger of its own spread and the series' scatter, estimated
 //! robustly from successive differences (1.4826 × their median absolute value ÷ √2, which a
 //! step moves only at one difference), so that a series noisier than its points claim raises
 //! no alarm on noise alone, and a point that claims to be exact cannot make one either.
@@ -100,6 +102,15 @@ pub fn steps(points: &[Point], rule: &Rule) -> Vec<Step> {
     found
 }
 
+/// Whether the runs next to a split, on one side, lie at that side's level `own` rather than
+/// the other side's `other`. A split whose runs next to it mix both levels (the runs before a
+/// drop with the one run after it, when the rule wants two a side) is no step, however clean
+/// its points; runs further off may belong to other steps.
+fn separates(near: &[(f64, f64)], own: f64, other: f64) -> bool {
+    near.iter()
+        .all(|(v, _)| (v - own).abs() <= (v - other).abs())
+}
+
 /// Finds the strongest step in `p` (which starts at index `offset` of the series), keeps it if
 /// it passes the rule, and searches each side.
 fn split(p: &[(f64, f64)], offset: usize, rule: &Rule, found: &mut Vec<Step>) {
@@ -110,6 +121,10 @@ fn split(p: &[(f64, f64)], offset: usize, rule: &Rule, found: &mut Vec<Step>) {
     for k in rule.min_side..=p.len() - rule.min_side {
         let (b, eb) = mean_and_error(&p[..k]);
         let (a, ea) = mean_and_error(&p[k..]);
+        let side = rule.min_side;
+        if !separates(&p[k - side..k], b, a) || !separates(&p[k..k + side], a, b) {
+            continue;
+        }
         let se = (eb * eb + ea * ea).sqrt();
         let z = (a - b).abs() / se;
         if best.is_none_or(|(bz, ..)| z > bz) {
@@ -139,7 +154,7 @@ fn split(p: &[(f64, f64)], offset: usize, rule: &Rule, found: &mut Vec<Step>) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn series(values: &[f64], spread: f64) -> Vec<Point> {
@@ -150,15 +165,15 @@ mod tests {
     }
 
     /// A deterministic stream of normal deviates (xorshift and Box-Muller): the tests' noise.
-    struct Noise(u64);
+    pub(crate) struct Noise(pub(crate) u64);
     impl Noise {
-        fn uniform(&mut self) -> f64 {
+        pub(crate) fn uniform(&mut self) -> f64 {
             self.0 ^= self.0 << 13;
             self.0 ^= self.0 >> 7;
             self.0 ^= self.0 << 17;
             (self.0 >> 11) as f64 / (1u64 << 53) as f64
         }
-        fn normal(&mut self) -> f64 {
+        pub(crate) fn normal(&mut self) -> f64 {
             let (u, v) = (self.uniform().max(1e-12), self.uniform());
             (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
         }
@@ -189,6 +204,17 @@ mod tests {
         // A 3% change is below the smallest reported, however clean.
         let v = [100.0, 100.0, 100.0, 100.0, 103.0, 103.0, 103.0, 103.0];
         assert!(steps(&series(&v, 0.001), &Rule::default()).is_empty());
+    }
+
+    #[test]
+    fn one_run_down_after_steady_ones_is_not_yet_a_step() {
+        // With the newest run alone at the new level, the only splits with two runs a side
+        // mix the levels on one side.
+        let v = [102.4, 102.6, 102.5, 103.5, 86.2];
+        assert!(steps(&series(&v, 0.0003), &Rule::default()).is_empty());
+        let v = [102.4, 102.6, 102.5, 103.5, 86.2, 85.7];
+        let s = steps(&series(&v, 0.0003), &Rule::default());
+        assert_eq!(s.iter().map(|s| s.at).collect::<Vec<_>>(), [4], "{s:?}");
     }
 
     #[test]
