@@ -158,6 +158,9 @@ mod tests {
         let names: Vec<&str> = picked.iter().map(|w| w.name()).collect();
         assert_eq!(names, ["seq", "seek"]);
         let e = only(f, &["tracks".into()]).err().unwrap().to_string();
-        assert!(e.contains("tracks") && e.contains("seq, realtime, sampler"), "{e}");
+        assert!(
+            e.contains("tracks") && e.contains("seq, realtime, sampler"),
+            "{e}"
+        );
     }
 }

@@ -698,10 +698,9 @@ async fn report_page(
     State(app): State<Arc<App>>,
     Query(q): Query<IdQuery>,
 ) -> std::result::Result<Html<String>, Refusal> {
-    let doc = open_store(&app)?
-        .load(q.id)
-        .map_err(failed(StatusCode::NOT_FOUND))?;
-    present::html::document(&doc)
+    let mut store = open_store(&app)?;
+    let doc = store.load(q.id).map_err(failed(StatusCode::NOT_FOUND))?;
+    trackbench::watch::series::report_with_history(store.as_mut(), &doc, q.id)
         .map(Html)
         .map_err(failed(StatusCode::INTERNAL_SERVER_ERROR))
 }

@@ -315,7 +315,7 @@ fn finish(
         .report
         .as_ref()
         .filter(|_| measured)
-        .and_then(|r| write_report(&mut doc, r));
+        .and_then(|r| write_report(&mut doc, r, stored_id, common.store.db.as_deref()));
     print_ending(printer, &doc, stored_id, failure.as_ref(), stopped.as_ref());
     if let Some(p) = written_report {
         let _ = writeln!(
@@ -406,8 +406,19 @@ fn store_result(doc: &mut ResultDoc, common: &Common, printer: &Printer<'_>) -> 
 }
 
 /// Writes the HTML report to `to`: where it went, or a warning in the document.
-fn write_report(doc: &mut ResultDoc, to: &Output) -> Option<PathBuf> {
-    match present::html::document(doc).and_then(|html| to.write(&html)) {
+/// Writes the HTML report; a stored result's shows the disk's series over its earlier runs.
+fn write_report(
+    doc: &mut ResultDoc,
+    to: &Output,
+    stored: Option<i64>,
+    db: Option<&str>,
+) -> Option<PathBuf> {
+    let html = match stored {
+        Some(id) => store::open(db)
+            .and_then(|mut s| trackbench::watch::series::report_with_history(s.as_mut(), doc, id)),
+        None => present::html::document(doc),
+    };
+    match html.and_then(|html| to.write(&html)) {
         Ok(()) => Some(to.path().to_path_buf()),
         Err(e) => {
             doc.warnings.push(format!("no report: {e}"));

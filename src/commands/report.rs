@@ -40,7 +40,19 @@ pub fn report(a: &ReportArgs) -> Result<ExitCode> {
     let (_, doc) = load_results(std::slice::from_ref(&a.result), &a.store)?
         .pop()
         .context("one result loaded")?;
-    let text = presenter.render(&doc)?;
+    // A stored result's page shows the disk's series over its earlier runs.
+    let stored_id = a
+        .result
+        .parse::<i64>()
+        .ok()
+        .filter(|_| html && !Path::new(&a.result).exists());
+    let text = match stored_id {
+        Some(id) => {
+            let mut s = trackbench::store::open(a.store.db.as_deref())?;
+            trackbench::watch::series::report_with_history(s.as_mut(), &doc, id)?
+        }
+        None => presenter.render(&doc)?,
+    };
     match out {
         None => print!("{text}"),
         Some(o) => {

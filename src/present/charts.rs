@@ -398,6 +398,103 @@ pub fn probes(
     })
 }
 
+/// One run in a disk's series over time: its place (1 for the oldest shown), its figure, its
+/// spread in the figure's units, and whether it is the result the page is about.
+pub struct RunPoint {
+    pub x: f64,
+    pub value: f64,
+    pub err: f64,
+    pub this: bool,
+}
+
+/// A level a series held: from run `from` to run `to`, at `value`.
+pub struct Level {
+    pub from: f64,
+    pub to: f64,
+    pub value: f64,
+}
+
+/// A disk's series over its runs: each run a dot with its spread, the levels between steps
+/// dashed, each step a vertical mark labelled with its change, the page's own result ringed.
+pub fn over_time(
+    title: &str,
+    y_desc: &str,
+    points: &[RunPoint],
+    levels: &[Level],
+    steps: &[Rule],
+) -> Result<String> {
+    let last = points.iter().map(|p| p.x).fold(1.0f64, f64::max);
+    let lo = points
+        .iter()
+        .map(|p| p.value - p.err)
+        .fold(f64::MAX, f64::min);
+    let hi = points
+        .iter()
+        .map(|p| p.value + p.err)
+        .fold(0.0f64, f64::max);
+    // Room below the runs for the legend.
+    let y = {
+        let r = padded(lo.min(hi), hi);
+        (r.start - 0.45 * (r.end - r.start))..r.end
+    };
+    canvas(title, |root| {
+        let mut c = frame(root, title, 0.5..last + 0.5, y.clone())?;
+        c.configure_mesh()
+            .x_desc("run, oldest first")
+            .y_desc(y_desc)
+            .x_labels(points.len().clamp(2, 12))
+            .x_label_formatter(&|v| format!("{v:.0}"))
+            .y_label_formatter(&|v| fmt_figure(*v))
+            .label_style((FONT, 12))
+            .light_line_style(GRID)
+            .draw()?;
+        for m in steps {
+            let color = m.color;
+            c.draw_series(LineSeries::new(
+                [(m.at, y.start), (m.at, y.end)],
+                color.mix(0.8).stroke_width(2),
+            ))?
+            .label(m.label.clone())
+            .legend(move |(px, py)| PathElement::new([(px + 8, py - 6), (px + 8, py + 6)], color));
+        }
+        for l in levels {
+            c.draw_series(DashedLineSeries::new(
+                [(l.from, l.value), (l.to, l.value)],
+                6,
+                4,
+                GREY.stroke_width(2),
+            ))?;
+        }
+        c.draw_series(LineSeries::new(
+            points.iter().map(|p| (p.x, p.value)),
+            BLUE.mix(0.4).stroke_width(1),
+        ))?;
+        c.draw_series(points.iter().filter(|p| p.err > 0.0).map(|p| {
+            PathElement::new(
+                [(p.x, p.value - p.err), (p.x, p.value + p.err)],
+                BLUE.mix(0.6).stroke_width(2),
+            )
+        }))?;
+        c.draw_series(points.iter().map(|p| {
+            let style = if p.this {
+                ORANGE.filled()
+            } else {
+                BLUE.filled()
+            };
+            Circle::new((p.x, p.value), if p.this { 7 } else { 5 }, style)
+        }))?
+        .label("a run (its spread as a bar)")
+        .legend(|(px, py)| Circle::new((px + 8, py), 5, BLUE.filled()));
+        if points.iter().any(|p| p.this) {
+            c.draw_series(std::iter::empty::<Circle<(f64, f64), i32>>())?
+                .label("this result")
+                .legend(|(px, py)| Circle::new((px + 8, py), 6, ORANGE.filled()));
+        }
+        draw_legend(&mut c, SeriesLabelPosition::LowerLeft)?;
+        Ok(())
+    })
+}
+
 /// Horizontal bars of percentages (100% = the best), one per labelled result, for comparisons.
 pub fn percent_bars(title: &str, bars: &[(String, f64, String)]) -> Result<String> {
     let n = bars.len().max(1);

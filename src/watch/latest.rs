@@ -95,7 +95,9 @@ pub fn latest(s: &Series, rule: &LatestRule) -> Option<Latest> {
         value: new.point.value,
         runs: window.len(),
         median: new.point.value,
-        since: window.first().map_or(String::new(), |e| e.started_at.clone()),
+        since: window
+            .first()
+            .map_or(String::new(), |e| e.started_at.clone()),
         change: 0.0,
         noise: None,
         beyond: false,
@@ -172,7 +174,10 @@ fn doing(l: &Latest) -> String {
             };
             format!("{verb} {pct} {more} tracks{also}")
         }
-        "voices" => format!("streams {pct} {} voices", if less { "fewer" } else { "more" }),
+        "voices" => format!(
+            "streams {pct} {} voices",
+            if less { "fewer" } else { "more" }
+        ),
         "s" => format!(
             "takes {pct} {} for {what}",
             if less { "less time" } else { "longer" }
@@ -304,7 +309,11 @@ mod tests {
 
     #[test]
     fn a_run_twelve_percent_down_is_said_against_the_median_of_the_last_five() {
-        let s = series(&[150.0, 144.0, 145.0, 143.0, 144.0, 146.0, 127.0], 0.02, "tracks");
+        let s = series(
+            &[150.0, 144.0, 145.0, 143.0, 144.0, 146.0, 127.0],
+            0.02,
+            "tracks",
+        );
         let l = latest(&s, &LatestRule::default()).unwrap();
         assert_eq!((l.runs, l.median), (5, 144.0));
         assert!((l.change + 0.118).abs() < 0.001, "{l:?}");
@@ -320,7 +329,10 @@ mod tests {
     #[test]
     fn within_noise_too_few_runs_and_a_first_run_are_each_said() {
         let rule = LatestRule::default();
-        let flat = latest(&series(&[144.0, 145.0, 143.0, 141.0], 0.02, "tracks"), &rule);
+        let flat = latest(
+            &series(&[144.0, 145.0, 143.0, 141.0], 0.02, "tracks"),
+            &rule,
+        );
         let flat = flat.unwrap();
         assert!(!flat.beyond && flat.noise.is_some());
         assert_eq!(
@@ -356,7 +368,10 @@ mod tests {
         let rule = LatestRule::default();
         let load = latest(&series(&[10.0, 10.1, 9.9, 10.0, 13.0], 0.01, "s"), &rule).unwrap();
         assert!(load.beyond && load.worse());
-        let rate = latest(&series(&[100.0, 101.0, 99.0, 100.0, 130.0], 0.01, "MB/s"), &rule);
+        let rate = latest(
+            &series(&[100.0, 101.0, 99.0, 100.0, 130.0], 0.01, "MB/s"),
+            &rule,
+        );
         let rate = rate.unwrap();
         assert!(rate.beyond && !rate.worse());
         assert!(verdict(&[rate.clone(), load]).starts_with("This disk is slower: it takes 30%"));
@@ -384,7 +399,12 @@ mod tests {
                 .iter()
                 .map(|x| {
                     let off = noise.uniform() < 0.1;
-                    x * (1.0 + if off { 0.1 * noise.normal().signum() } else { 0.0 })
+                    x * (1.0
+                        + if off {
+                            0.1 * noise.normal().signum()
+                        } else {
+                            0.0
+                        })
                 })
                 .collect();
             if latest(&series(&tails, 0.02, "tracks"), &rule).is_some_and(|l| l.beyond) {
@@ -407,8 +427,17 @@ mod tests {
             "measured: {alarms} false alarms in 2000, {heavy} with outliers; 15% falls caught in {caught} at 3% noise, {caught_quiet} at 1%"
         );
         assert!(alarms <= 10, "{alarms} false alarms in 2000 (over 0.5%)");
-        assert!(heavy <= 100, "{heavy} false alarms in 2000 with outliers (over 5%)");
-        assert!(caught >= 900, "15% falls caught in {caught} of 2000 at 3% noise");
-        assert!(caught_quiet >= 1990, "15% falls caught in {caught_quiet} of 2000 at 1%");
+        assert!(
+            heavy <= 100,
+            "{heavy} false alarms in 2000 with outliers (over 5%)"
+        );
+        assert!(
+            caught >= 900,
+            "15% falls caught in {caught} of 2000 at 3% noise"
+        );
+        assert!(
+            caught_quiet >= 1990,
+            "15% falls caught in {caught_quiet} of 2000 at 1%"
+        );
     }
 }

@@ -9,10 +9,12 @@
 //! ([`crate::result::fairness`]): only like is compared with like.
 
 use super::steps::{self, Point, Rule, Step};
+use crate::error::Result;
 use crate::health::Health;
+use crate::present::html::over_time::{DiskSeries, SeriesRun, SeriesStep};
 use crate::result::metrics::{self as m, Def};
 use crate::result::{Detail, ResultDoc, Section};
-use crate::store::Stored;
+use crate::store::{Filter, Store, Stored};
 use crate::target::TargetInfo;
 
 /// One result's point in a series.
@@ -245,6 +247,60 @@ pub fn words(s: &Series, c: &Change) -> String {
         w.push_str(cause);
     }
     w
+}
+
+/// The series the result `id` belongs to that have earlier runs, as the report draws them: at
+/// most the last 100 runs up to and including it, its steps in words.
+pub fn over_time(rows: &[Stored], id: i64) -> Vec<DiskSeries> {
+    let (all, _) = series(rows);
+    all.into_iter()
+        .filter_map(|mut s| {
+            let end = s.entries.iter().position(|e| e.id == id)? + 1;
+            s.entries.truncate(end);
+            s.entries.drain(..end.saturating_sub(100));
+            (s.entries.len() >= 2).then_some(s)
+        })
+        .map(|s| {
+            let steps = changes(&s, &Rule::default())
+                .iter()
+                .map(|c| SeriesStep {
+                    at: c.step.at,
+                    before: c.step.before,
+                    after: c.step.after,
+                    words: words(&s, c),
+                })
+                .collect();
+            DiskSeries {
+                runs: s
+                    .entries
+                    .iter()
+                    .map(|e| SeriesRun {
+                        id: e.id,
+                        started_at: e.started_at.clone(),
+                        value: e.point.value,
+                        spread: e.point.spread,
+                        this: e.id == id,
+                    })
+                    .collect(),
+                disk: s.disk,
+                what: s.what,
+                unit: s.unit.to_string(),
+                steps,
+            }
+        })
+        .collect()
+}
+
+/// The HTML report of the stored result `id` (`doc`), with the disk's series from `store`; a
+/// store that cannot list its results gives the report without them.
+pub fn report_with_history(store: &mut dyn Store, doc: &ResultDoc, id: i64) -> Result<String> {
+    let rows = store
+        .history(&Filter {
+            limit: 0,
+            ..Filter::default()
+        })
+        .unwrap_or_default();
+    crate::present::html::document_with_history(doc, &over_time(&rows, id))
 }
 
 #[cfg(test)]

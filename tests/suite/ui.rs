@@ -11,11 +11,11 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// A running `trackbench ui`, stopped (as Ctrl-C stops it) when dropped.
-struct Ui {
+pub(crate) struct Ui {
     child: Child,
     port: u16,
-    token: String,
-    _home: tempfile::TempDir,
+    pub(crate) token: String,
+    _home: Option<tempfile::TempDir>,
     /// Kept open: the server's later lines go to it.
     _stdout: BufReader<std::process::ChildStdout>,
 }
@@ -23,9 +23,16 @@ struct Ui {
 impl Ui {
     fn start() -> Ui {
         let home = tempfile::tempdir().unwrap();
+        let mut ui = Ui::serving(home.path());
+        ui._home = Some(home);
+        ui
+    }
+
+    /// The browser face on the store in `home` (its XDG_DATA_HOME).
+    pub(crate) fn serving(home: &std::path::Path) -> Ui {
         let mut child = Command::new(assert_cmd::cargo::cargo_bin("trackbench"))
             .args(["ui", "--no-open"])
-            .env("XDG_DATA_HOME", home.path())
+            .env("XDG_DATA_HOME", home)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
@@ -44,7 +51,7 @@ impl Ui {
             child,
             port: port.parse().unwrap(),
             token: token.to_string(),
-            _home: home,
+            _home: None,
             _stdout: stdout,
         }
     }
@@ -85,7 +92,7 @@ impl Ui {
     }
 
     /// [`Ui::exchange`]'s status and body.
-    fn raw(
+    pub(crate) fn raw(
         &self,
         method: &str,
         path: &str,
@@ -96,7 +103,7 @@ impl Ui {
         (status, body)
     }
 
-    fn host(&self) -> (&'static str, String) {
+    pub(crate) fn host(&self) -> (&'static str, String) {
         ("Host", format!("127.0.0.1:{}", self.port))
     }
 

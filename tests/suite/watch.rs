@@ -46,7 +46,10 @@ fn a_capped_disk_made_fifteen_percent_slower_is_said_by_watch_and_steps_in_the_h
     }
     let (code, text) = &said[0];
     assert_eq!(*code, 0, "{text}");
-    assert!(text.contains("This is the first run of this disk at these settings"), "{text}");
+    assert!(
+        text.contains("This is the first run of this disk at these settings"),
+        "{text}"
+    );
     for (code, text) in &said[1..3] {
         assert_eq!(*code, 0, "{text}");
         assert!(text.contains("Too few earlier runs of this disk"), "{text}");
@@ -63,12 +66,22 @@ fn a_capped_disk_made_fifteen_percent_slower_is_said_by_watch_and_steps_in_the_h
     assert!(text.contains("This disk is slower: it gives "), "{text}");
     let by = fell(text, "This disk is slower: it gives ");
     assert!(by.is_some_and(|p| (14..=17).contains(&p)), "{text}");
-    assert!(text.contains("than its median of the last 4 runs since"), "{text}");
+    assert!(
+        text.contains("than its median of the last 4 runs since"),
+        "{text}"
+    );
     // The next run confirms the step, which began at the run before it.
     let (code, text) = &said[5];
     assert_eq!(*code, 3, "{text}");
-    assert!(text.contains("The history now marks a step, confirmed by this run:"), "{text}");
-    assert!(!said[6].1.contains("The history now marks a step"), "{}", said[6].1);
+    assert!(
+        text.contains("The history now marks a step, confirmed by this run:"),
+        "{text}"
+    );
+    assert!(
+        !said[6].1.contains("The history now marks a step"),
+        "{}",
+        said[6].1
+    );
 
     let out = crate::common::tb()
         .env("XDG_DATA_HOME", home.path())
@@ -99,4 +112,43 @@ fn a_capped_disk_made_fifteen_percent_slower_is_said_by_watch_and_steps_in_the_h
         !marked.is_empty() && marked[0].starts_with("│ 5 "),
         "{text}"
     );
+    over_time_pages(home.path());
+}
+
+/// The report of the newest result and the browser face's page of it show the disk's series,
+/// the step marked at run 5.
+fn over_time_pages(home: &std::path::Path) {
+    let page = home.join("r7.html");
+    let out = crate::common::tb()
+        .env("XDG_DATA_HOME", home)
+        .args(["report", "7", "-o"])
+        .arg(&page)
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let html = std::fs::read_to_string(&page).unwrap();
+    let ui = crate::ui::Ui::serving(home);
+    let (status, served) = ui.raw(
+        "GET",
+        &format!("/report?id=7&token={}", ui.token),
+        &[ui.host()],
+        "",
+    );
+    assert_eq!(status, 200, "{served}");
+    for html in [&html, &served] {
+        assert!(html.contains("<h2>This disk over time</h2>"), "{html}");
+        assert_eq!(
+            html.matches("data-chart=\"over-time\"").count(),
+            2,
+            "read and write"
+        );
+        assert!(html.contains("2 stepped beyond their noise"), "{html}");
+        assert_eq!(html.matches("step at run 5: -1").count(), 2, "{html}");
+        assert!(html.contains("result 5: seq read MB/s fell 1"), "{html}");
+    }
 }

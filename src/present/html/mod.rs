@@ -5,6 +5,7 @@
 //! host and every setting.
 
 mod classic;
+pub mod over_time;
 mod runs;
 mod search;
 mod studio;
@@ -121,6 +122,13 @@ pub fn head(title: &str) -> String {
 
 /// The whole report for one result.
 pub fn document(doc: &ResultDoc) -> Result<String> {
+    document_with_history(doc, &[])
+}
+
+/// The whole report for one result, with the disk's series over its earlier runs
+/// (`over_time::DiskSeries`, which `watch::series::over_time` finds in the store) after the
+/// answer.
+pub fn document_with_history(doc: &ResultDoc, history: &[over_time::DiskSeries]) -> Result<String> {
     let mut p = Page {
         html: head(&format!("trackbench: {}", headline(doc))),
         charts: 0,
@@ -161,6 +169,7 @@ pub fn document(doc: &ResultDoc) -> Result<String> {
         p.push("</ul></div>\n");
     }
     p.push("</section>\n");
+    over_time::section(&mut p, history)?;
     studio::studio(&mut p, doc)?;
     if doc.sections.len() > 1 {
         p.push("<nav><ul>");
