@@ -173,6 +173,31 @@ fn store_commands(db: &str) {
         .assert()
         .failure()
         .stderr(predicate::str::contains("no-such-result is neither"));
+
+    // The disk's series, as the store gives it back: results 1 and 4 ran alike.
+    let page = t.path().join("r4.html");
+    with_db(&["report", "4", "-o", page.to_str().unwrap()])
+        .assert()
+        .success();
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("<h2>This disk over time</h2>") && html.contains("(results 1, 4)"),
+        "{html}"
+    );
+    // watch reads the same store: the suite's sequential part ran as results 1 and 4 did
+    // (its size changes nothing a figure means), two earlier runs of three needed.
+    let out = with_db(&["watch", d, "--only", "seq", "-q", "--no-report"])
+        .env("COLUMNS", "100")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(
+        text.contains(
+            "Too few earlier runs of this disk at these settings to know its noise: 2 of 3"
+        ),
+        "{text}"
+    );
     assert!(!Path::new(d).join("trackbench-data").exists());
 }
 
@@ -194,6 +219,6 @@ fn history_show_and_compare_on_a_real_postgresql_server() {
     // The tables are the store's own, at its schema version, and a second trackbench (another
     // machine of the studio) finds the results there.
     let listed = tb().args(["history", "--db", &url]).output().unwrap();
-    assert!(String::from_utf8_lossy(&listed.stdout).contains("4 result(s)"));
+    assert!(String::from_utf8_lossy(&listed.stdout).contains("5 result(s)"));
     let _ = server.dir();
 }

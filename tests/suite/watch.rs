@@ -152,3 +152,97 @@ fn over_time_pages(home: &std::path::Path) {
         assert!(html.contains("result 5: seq read MB/s fell 1"), "{html}");
     }
 }
+
+/// A stored search of `tracks` on "Disk W" (the schema-5 fixture, its figure changed), started
+/// on day `day`.
+fn disk_w(tracks: f64, day: u32) -> trackbench::result::ResultDoc {
+    let text = include_str!("../fixtures/schema-5/play-find-max-sim.json");
+    let mut v: serde_json::Value = serde_json::from_str(text).unwrap();
+    v["started_at"] = serde_json::json!(format!("2026-10-{day:02}T10:00:00Z"));
+    v["target"]["device"]["model"] = serde_json::json!("Disk W");
+    for f in v["sections"][0]["rows"][0]["figures"]
+        .as_array_mut()
+        .unwrap()
+    {
+        if f["name"] == "tracks" {
+            f["median"] = serde_json::json!(tracks);
+        }
+    }
+    serde_json::from_value(v).unwrap()
+}
+
+/// Every file of `dir` and its bytes.
+fn files(dir: &std::path::Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+    let mut out: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| (e.path(), std::fs::read(e.path()).unwrap()))
+        .collect();
+    out.sort();
+    out
+}
+
+#[test]
+fn a_store_of_older_schemas_other_disks_and_a_damaged_row_gives_its_series_and_stays_as_it_was() {
+    let t = tempfile::tempdir().unwrap();
+    let db = t.path().join("studio.sqlite");
+    let db_arg = db.to_str().unwrap();
+    let mut s = trackbench::store::open(Some(db_arg)).unwrap();
+    // Documents every earlier schema wrote, of other disks.
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    for v in 1..=trackbench::result::SCHEMA_VERSION {
+        for e in std::fs::read_dir(root.join(format!("schema-{v}"))).unwrap() {
+            let text = std::fs::read_to_string(e.unwrap().path()).unwrap();
+            let doc: trackbench::result::ResultDoc = serde_json::from_str(&text).unwrap();
+            s.save(&doc, "older").unwrap();
+        }
+    }
+    // Disk W: four runs at 144 tracks, then three at 123; one more row that will not read back.
+    let mut ids = Vec::new();
+    for (day, tracks) in [144.0, 145.0, 143.0, 144.0, 123.0, 122.0, 124.0]
+        .into_iter()
+        .enumerate()
+    {
+        ids.push(s.save(&disk_w(tracks, day as u32 + 1), "disk w").unwrap());
+    }
+    let damaged = s.save(&disk_w(10.0, 9), "damaged").unwrap();
+    drop(s);
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    conn.execute("UPDATE results SET document = '{' WHERE id = ?1", [damaged])
+        .unwrap();
+    drop(conn);
+    let before = files(t.path());
+
+    let out = crate::common::tb()
+        .env("COLUMNS", "100")
+        .args(["history", "--limit", "0", "--db", db_arg])
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).replace("\n    ", " ");
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("Steps beyond the noise, by disk:"), "{text}");
+    let stepped: Vec<&str> = text.lines().filter(|l| l.contains(" fell ")).collect();
+    assert_eq!(stepped.len(), 1, "one step, Disk W's: {text}");
+    assert!(
+        stepped[0].contains(&format!("(Disk W): result {}: ", ids[4]))
+            && stepped[0].contains("tracks fell 15% (144 → 123)"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "left out of the series: result {damaged}: its document does not read back"
+        )),
+        "{text}"
+    );
+    let page = t.path().join("page.html");
+    crate::common::tb()
+        .args(["report", &ids[6].to_string(), "--db", db_arg, "-o"])
+        .arg(&page)
+        .assert()
+        .success();
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("1 stepped beyond its noise"), "{html}");
+    std::fs::remove_file(&page).unwrap();
+    assert!(files(t.path()) == before, "the store changed");
+}
