@@ -607,6 +607,11 @@ fn bad_input_gets_one_clear_line() {
         (vec!["seek", d, "--qd", "0"], "queue depth"),
         (vec!["seek", d, "--rpm", "12"], "spindle speed"),
         (vec!["seek", f.to_str().unwrap()], "too small"),
+        (
+            vec!["run", d, "--only", "seq,tracks"],
+            "\"tracks\": parts of the suite, comma-separated: seq, realtime, sampler",
+        ),
+        (vec!["watch", d, "--only", "voices"], "\"voices\""),
     ];
     for (args, msg) in cases {
         let out = tb().args(&args).output().unwrap();
@@ -620,6 +625,10 @@ fn bad_input_gets_one_clear_line() {
             "{args:?}: one line, got {err:?}"
         );
     }
+    tb().args(["watch", d, "--last", "0"])
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("'0'").and(predicate::str::contains("1..=1000")));
     assert_clean(t.path());
 }
 

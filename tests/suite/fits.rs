@@ -152,8 +152,9 @@ fn every_other_command_fits_at_100_and_80_columns() {
     let home = tempfile::tempdir().unwrap();
     let out = tempfile::tempdir().unwrap();
     let report = out.path().join("r.html");
-    let cases: [&[&str]; 9] = [
+    let cases: [&[&str]; 10] = [
         &["seq", p, "--size", "8M"],
+        &["watch", p, "--only", "seq"],
         &["seek", p, "--duration", "200ms", "--size", "8M"],
         &["access", p, "--duration", "200ms", "--size", "8M"],
         &["mix", p, "--duration", "200ms", "--size", "8M"],
@@ -195,5 +196,6 @@ fn every_other_command_fits_at_100_and_80_columns() {
         );
         fitted(home.path(), columns, &["--help"]);
         fitted(home.path(), columns, &["play", "--help"]);
+        fitted(home.path(), columns, &["watch", "--help"]);
     }
 }

@@ -246,3 +246,100 @@ fn a_store_of_older_schemas_other_disks_and_a_damaged_row_gives_its_series_and_s
     std::fs::remove_file(&page).unwrap();
     assert!(files(t.path()) == before, "the store changed");
 }
+
+/// docs/watch.md, where the weekly recipes are.
+fn recipes_page() -> String {
+    std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/watch.md")).unwrap()
+}
+
+/// The text between `open` and the next `close` after it.
+fn between<'a>(text: &'a str, open: &str, close: &str) -> &'a str {
+    let from = text
+        .find(open)
+        .unwrap_or_else(|| panic!("{open:?} in docs/watch.md"))
+        + open.len();
+    let len = text[from..].find(close).unwrap();
+    &text[from..from + len]
+}
+
+/// Every weekly recipe's trackbench command line (systemd, launchd, Task Scheduler twice, the
+/// mail one-liner) runs this build's trackbench as far as its target: each flag parses, and the
+/// only error is the recipe's folder, which this machine does not have.
+#[test]
+fn every_weekly_recipe_in_the_docs_is_a_command_line_trackbench_takes() {
+    let page = recipes_page();
+    let exec = between(&page, "ExecStart=%h/.cargo/bin/trackbench ", "\n");
+    let plist: Vec<&str> = between(&page, "<key>ProgramArguments</key>", "</array>")
+        .split("<string>")
+        .skip(2)
+        .filter_map(|s| s.split("</string>").next())
+        .collect();
+    let powershell = between(&page, "-Argument \"", "\"");
+    let schtasks = between(&page, "trackbench.exe watch ", "\"");
+    let mail = between(&page, "```sh\ntrackbench watch ", " >");
+    let home = tempfile::tempdir().unwrap();
+    let h = home.path().to_str().unwrap();
+    let lines: Vec<Vec<String>> = [
+        exec.replace("%h", h),
+        plist.join(" "),
+        powershell.replace("$env:USERPROFILE", h),
+        format!("watch {schtasks}"),
+        format!("watch {mail}"),
+    ]
+    .iter()
+    .map(|l| l.split_whitespace().map(str::to_string).collect())
+    .collect();
+    for args in lines {
+        assert_eq!(args[0], "watch", "{args:?}");
+        let folder = &args[1];
+        let out = crate::common::tb()
+            .env("XDG_DATA_HOME", h)
+            .args(&args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(
+            err.contains(&format!("{folder}: no such file")),
+            "{args:?}: {err}"
+        );
+    }
+}
+
+/// The systemd units in docs/watch.md, as written (the binary's path made this build's), are
+/// units systemd reads without a complaint, their timer firing on Sundays at 04:00.
+#[test]
+fn the_weekly_systemd_units_in_the_docs_verify() {
+    if std::process::Command::new("systemd-analyze")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        return crate::common::missing("systemd", "systemd-analyze is not installed");
+    }
+    let page = recipes_page();
+    let dir = tempfile::tempdir().unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("trackbench");
+    let mut units = Vec::new();
+    for name in ["trackbench-watch.service", "trackbench-watch.timer"] {
+        let body = between(&page, &format!("/systemd/user/{name}`:\n\n```ini\n"), "```");
+        let body = body.replace("%h/.cargo/bin/trackbench", bin.to_str().unwrap());
+        let path = dir.path().join(name);
+        std::fs::write(&path, body).unwrap();
+        units.push(path);
+    }
+    let out = std::process::Command::new("systemd-analyze")
+        .arg("verify")
+        .args(&units)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && said.trim().is_empty(), "{said}");
+    let when = between(&page, "OnCalendar=", "\n");
+    let out = std::process::Command::new("systemd-analyze")
+        .args(["calendar", when])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("Normalized form: Sun *-*-* 04:00:00"), "{text}");
+}
