@@ -671,10 +671,12 @@ async fn history(State(app): State<Arc<App>>) -> std::result::Result<Json<Value>
             ..Default::default()
         })
         .map_err(failed(StatusCode::INTERNAL_SERVER_ERROR))?;
+    let marks = trackbench::watch::series::marks(&rows);
     Ok(Json(
         rows.iter()
             .map(|r| {
                 json!({
+                    "stepped": marks.by_id.get(&r.id),
                     "id": r.id,
                     "started_at": r.started_at,
                     "target": r.target,

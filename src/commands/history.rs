@@ -3,39 +3,24 @@
 use super::db_flag;
 use crate::cli::HistoryArgs;
 use anyhow::Result;
-use std::collections::HashMap;
 use std::process::ExitCode;
 use trackbench::watch::series;
-use trackbench::watch::steps::Rule;
 use trackbench::{present, store};
 
-/// Where the listed results' series stepped beyond their noise: a mark for each result at a new
-/// level ("▼15% playback tracks"), and the sentences that say each step and what came with it,
-/// then the results left out of the series and why.
-fn steps_of(rows: &[store::Stored]) -> (HashMap<i64, String>, Vec<String>) {
-    let (series, skipped) = series::series(rows);
-    let mut marks: HashMap<i64, String> = HashMap::new();
-    let mut said = Vec::new();
-    for s in &series {
-        for c in series::changes(s, &Rule::default()) {
-            let arrow = if c.step.change < 0.0 { "▼" } else { "▲" };
-            let mark = format!("{arrow}{:.0}% {}", 100.0 * c.step.change.abs(), s.what);
-            marks
-                .entry(c.id)
-                .and_modify(|m| m.push_str(&format!(", {mark}")))
-                .or_insert(mark);
-            said.push(format!("{}: {}", s.disk, series::words(s, &c)));
-        }
+/// The lines under the table: each step beyond the noise, by disk, then the results left out of
+/// the series and why.
+fn said(m: &series::Marks) -> Vec<String> {
+    let mut out = Vec::new();
+    if !m.steps.is_empty() {
+        out.push("Steps beyond the noise, by disk:".to_string());
+        out.extend(m.steps.iter().cloned());
     }
-    if !said.is_empty() {
-        said.insert(0, "Steps beyond the noise, by disk:".into());
-    }
-    said.extend(
-        skipped
-            .into_iter()
+    out.extend(
+        m.skipped
+            .iter()
             .map(|s| format!("left out of the series: {s}")),
     );
-    (marks, said)
+    out
 }
 
 /// Lists the stored results `a`'s filters select.
@@ -53,9 +38,9 @@ pub fn history(a: &HistoryArgs) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let view = crate::cli::view();
-    let (marks, said) = steps_of(&rows);
-    print!("{}", present::terminal::history(&rows, &marks, &view));
-    for line in said {
+    let marks = series::marks(&rows);
+    print!("{}", present::terminal::history(&rows, &marks.by_id, &view));
+    for line in said(&marks) {
         print!("{}", view.wrap(&line, "  ", "    "));
     }
     let footer = format!(

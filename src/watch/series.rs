@@ -249,6 +249,37 @@ pub fn words(s: &Series, c: &Change) -> String {
     w
 }
 
+/// Where stored results' series stepped beyond their noise: a mark for each result at a new
+/// level ("▼15% playback tracks"), each step in a sentence with its disk, and the results left
+/// out of the series and why.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Marks {
+    pub by_id: std::collections::HashMap<i64, String>,
+    pub steps: Vec<String>,
+    pub skipped: Vec<String>,
+}
+
+/// The marks of `rows`' series ([`Marks`]).
+pub fn marks(rows: &[Stored]) -> Marks {
+    let (all, skipped) = series(rows);
+    let mut m = Marks {
+        skipped,
+        ..Marks::default()
+    };
+    for s in &all {
+        for c in changes(s, &Rule::default()) {
+            let arrow = if c.step.change < 0.0 { "▼" } else { "▲" };
+            let mark = format!("{arrow}{:.0}% {}", 100.0 * c.step.change.abs(), s.what);
+            m.by_id
+                .entry(c.id)
+                .and_modify(|old| old.push_str(&format!(", {mark}")))
+                .or_insert(mark);
+            m.steps.push(format!("{}: {}", s.disk, words(s, &c)));
+        }
+    }
+    m
+}
+
 /// The series the result `id` belongs to that have earlier runs, as the report draws them: at
 /// most the last 100 runs up to and including it, its steps in words.
 pub fn over_time(rows: &[Stored], id: i64) -> Vec<DiskSeries> {

@@ -112,7 +112,7 @@ impl Ui {
     }
 
     /// A request as the page makes it: Host, token, and the page's own Origin.
-    fn api(&self, method: &str, path: &str, body: &str) -> (u16, Value) {
+    pub(crate) fn api(&self, method: &str, path: &str, body: &str) -> (u16, Value) {
         let (status, text) = self.raw(
             method,
             path,

@@ -140,6 +140,18 @@ fn over_time_pages(home: &std::path::Path) {
         "",
     );
     assert_eq!(status, 200, "{served}");
+    // The browser face's history marks the run where the disk stepped.
+    let (status, rows) = ui.api("GET", "/api/history", "");
+    assert_eq!(status, 200, "{rows}");
+    let stepped: Vec<(i64, String)> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| Some((r["id"].as_i64()?, r["stepped"].as_str()?.to_string())))
+        .collect();
+    assert_eq!(stepped.len(), 1, "{rows}");
+    assert_eq!(stepped[0].0, 5, "{rows}");
+    assert!(stepped[0].1.contains("seq read MB/s"), "{rows}");
     for html in [&html, &served] {
         assert!(html.contains("<h2>This disk over time</h2>"), "{html}");
         assert_eq!(
@@ -341,5 +353,8 @@ fn the_weekly_systemd_units_in_the_docs_verify() {
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("Normalized form: Sun *-*-* 04:00:00"), "{text}");
+    assert!(
+        text.contains("Normalized form: Sun *-*-* 04:00:00"),
+        "{text}"
+    );
 }
