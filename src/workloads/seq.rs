@@ -55,13 +55,18 @@ impl Workload for Seq {
         if self.mode != SeqMode::Read {
             let format = env.format;
             let io = env.io_for(Some(self.size.div_ceil(u64::from(self.block))), self.block)?;
+            // Whole frames and pages, and at least --size: the read finds all of it (a file of
+            // 1M rounded down held less than its one 1M block).
+            let size = self
+                .size
+                .next_multiple_of(crate::audio::lcm(4096, format.bytes_per_frame()));
             let (dd, ctl) = env.data_dir("seq --mode write")?;
             let (span, s) = dataset::write_wav(
                 dd,
                 "seq.wav",
                 &format!("seq:{}", self.size),
                 &format,
-                self.size,
+                size,
                 self.block,
                 &io,
                 "sequential write",

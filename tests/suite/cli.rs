@@ -632,6 +632,18 @@ fn bad_input_gets_one_clear_line() {
     assert_clean(t.path());
 }
 
+/// The smallest size `seq` takes is measured, not refused: its file holds whole frames and
+/// pages, and at least the size asked for.
+#[test]
+fn seq_of_the_smallest_size_measures() {
+    let t = tempfile::tempdir().unwrap();
+    tb().args(["seq", t.path().to_str().unwrap(), "--size", "1M", "-q"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("read"));
+    assert_clean(t.path());
+}
+
 #[test]
 fn tmpfs_falls_back_to_cached_with_a_label() {
     let t = tempfile::tempdir().unwrap();
