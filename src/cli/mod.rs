@@ -178,6 +178,17 @@ impl<'a> Request<'a> {
         }
     }
 
+    /// `run`'s request (`watch`'s, judged against its last `watch_last` runs): the suite, or the
+    /// parts `--only` names.
+    fn suite(name: &'static str, a: &'a RunArgs, watch_last: Option<usize>) -> Result<Self> {
+        let format = a.common.settings(None)?.format;
+        let workloads = trackbench::suite::only(format, &a.only)?;
+        Ok(Request {
+            watch_last,
+            ..Request::classic(name, &a.path, &a.common, &a.io, workloads)
+        })
+    }
+
     /// A command whose workload chooses its own I/O (the streaming ones, the library's).
     fn own_io(
         name: &'static str,
@@ -220,18 +231,8 @@ impl Command {
         };
         let one = |w: Box<dyn Workload>| vec![w];
         Ok(Some(match self {
-            Command::Run(a) => {
-                let workloads = trackbench::suite::only(format(&a.common)?, &a.only)?;
-                Request::classic("run", &a.path, &a.common, &a.io, workloads)
-            }
-            Command::Watch(w) => {
-                let a = &w.run;
-                let workloads = trackbench::suite::only(format(&a.common)?, &a.only)?;
-                Request {
-                    watch_last: Some(w.last as usize),
-                    ..Request::classic("watch", &a.path, &a.common, &a.io, workloads)
-                }
-            }
+            Command::Run(a) => Request::suite("run", a, None)?,
+            Command::Watch(w) => Request::suite("watch", &w.run, Some(w.last as usize))?,
             Command::Seq(a) => {
                 let kind = (place.kind_of)(&a.path)?;
                 let w = a.workload(kind)?;

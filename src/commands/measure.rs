@@ -317,6 +317,25 @@ fn finish(
         .filter(|_| measured)
         .and_then(|r| write_report(&mut doc, r, stored_id, common.store.db.as_deref()));
     print_ending(printer, &doc, stored_id, failure.as_ref(), stopped.as_ref());
+    write_outputs(printer, outputs, &doc, written_report)?;
+    let lost_share = failure.as_ref().and_then(|e| lost_share(e, path, &doc));
+    let watched = match ending.watch_last {
+        Some(last) if failure.is_none() && !doc.interrupted && measured => {
+            Some(print_watch(printer, &doc, stored_id, common, last)?)
+        }
+        _ => None,
+    };
+    let status = exit_status(failure, doc.interrupted, cleaner, lost_share)?;
+    Ok(watched.unwrap_or(status))
+}
+
+/// Where the report went, said; the document written where `--json` asked.
+fn write_outputs(
+    printer: &Printer<'_>,
+    outputs: &Outputs,
+    doc: &ResultDoc,
+    written_report: Option<PathBuf>,
+) -> Result<()> {
     if let Some(p) = written_report {
         let _ = writeln!(
             printer.out.borrow_mut(),
@@ -325,27 +344,30 @@ fn finish(
         );
     }
     if outputs.json_to_stdout {
-        println!("{}", present::json::to_string(&doc)?);
+        println!("{}", present::json::to_string(doc)?);
     } else if let Some(j) = &outputs.json {
-        j.write(&present::json::to_string(&doc)?)?;
+        j.write(&present::json::to_string(doc)?)?;
     }
-    let lost_share = failure.as_ref().and_then(|e| lost_share(e, path, &doc));
-    let watched = match ending.watch_last {
-        Some(last) if failure.is_none() && !doc.interrupted && measured => {
-            let db = common.store.db.as_deref();
-            let said = super::watch::judge(&doc, stored_id, db, last)?;
-            let mut out = printer.out.borrow_mut();
-            let _ = writeln!(out);
-            for line in &said.lines {
-                let indent = if line.starts_with("  ") { "    " } else { "  " };
-                let _ = write!(out, "{}", printer.view.wrap(line, "", indent));
-            }
-            Some(said.status)
-        }
-        _ => None,
-    };
-    let status = exit_status(failure, doc.interrupted, cleaner, lost_share)?;
-    Ok(watched.unwrap_or(status))
+    Ok(())
+}
+
+/// `watch`: whether this disk changed, judged against its last `last` runs in the store, printed
+/// after the summary; the exit status that says it.
+fn print_watch(
+    printer: &Printer<'_>,
+    doc: &ResultDoc,
+    stored_id: Option<i64>,
+    common: &Common,
+    last: usize,
+) -> Result<ExitCode> {
+    let said = super::watch::judge(doc, stored_id, common.store.db.as_deref(), last)?;
+    let mut out = printer.out.borrow_mut();
+    let _ = writeln!(out);
+    for line in &said.lines {
+        let indent = if line.starts_with("  ") { "    " } else { "  " };
+        let _ = write!(out, "{}", printer.view.wrap(line, "", indent));
+    }
+    Ok(said.status)
 }
 
 /// An interrupted run hands its files to a cleaner of their own and exits at once: unlinking

@@ -465,34 +465,44 @@ pub fn over_time(
                 GREY.stroke_width(2),
             ))?;
         }
-        c.draw_series(LineSeries::new(
-            points.iter().map(|p| (p.x, p.value)),
-            BLUE.mix(0.4).stroke_width(1),
-        ))?;
-        c.draw_series(points.iter().filter(|p| p.err > 0.0).map(|p| {
-            PathElement::new(
-                [(p.x, p.value - p.err), (p.x, p.value + p.err)],
-                BLUE.mix(0.6).stroke_width(2),
-            )
-        }))?;
-        c.draw_series(points.iter().map(|p| {
-            let style = if p.this {
-                ORANGE.filled()
-            } else {
-                BLUE.filled()
-            };
-            Circle::new((p.x, p.value), if p.this { 7 } else { 5 }, style)
-        }))?
-        .label("a run (its spread as a bar)")
-        .legend(|(px, py)| Circle::new((px + 8, py), 5, BLUE.filled()));
-        if points.iter().any(|p| p.this) {
-            c.draw_series(std::iter::empty::<Circle<(f64, f64), i32>>())?
-                .label("this result")
-                .legend(|(px, py)| Circle::new((px + 8, py), 6, ORANGE.filled()));
-        }
+        draw_runs(&mut c, points)?;
         draw_legend(&mut c, SeriesLabelPosition::LowerLeft)?;
         Ok(())
     })
+}
+
+/// The runs of [`over_time`]: joined by a faint line, each a dot with its spread as a bar, the
+/// page's own result larger and orange.
+fn draw_runs<'a, 'b: 'a>(
+    c: &mut Framed<'a, SVGBackend<'b>, RangedCoordf64, RangedCoordf64>,
+    points: &[RunPoint],
+) -> Drawn {
+    c.draw_series(LineSeries::new(
+        points.iter().map(|p| (p.x, p.value)),
+        BLUE.mix(0.4).stroke_width(1),
+    ))?;
+    c.draw_series(points.iter().filter(|p| p.err > 0.0).map(|p| {
+        PathElement::new(
+            [(p.x, p.value - p.err), (p.x, p.value + p.err)],
+            BLUE.mix(0.6).stroke_width(2),
+        )
+    }))?;
+    c.draw_series(points.iter().map(|p| {
+        let style = if p.this {
+            ORANGE.filled()
+        } else {
+            BLUE.filled()
+        };
+        Circle::new((p.x, p.value), if p.this { 7 } else { 5 }, style)
+    }))?
+    .label("a run (its spread as a bar)")
+    .legend(|(px, py)| Circle::new((px + 8, py), 5, BLUE.filled()));
+    if points.iter().any(|p| p.this) {
+        c.draw_series(std::iter::empty::<Circle<(f64, f64), i32>>())?
+            .label("this result")
+            .legend(|(px, py)| Circle::new((px + 8, py), 6, ORANGE.filled()));
+    }
+    Ok(())
 }
 
 /// Horizontal bars of percentages (100% = the best), one per labelled result, for comparisons.
