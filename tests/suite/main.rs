@@ -16,6 +16,7 @@ mod daw;
 mod find_max_real;
 mod fio_job;
 mod fits;
+mod health;
 mod nothing_lost;
 mod report;
 mod sampler;
