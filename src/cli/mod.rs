@@ -25,18 +25,29 @@ use trackbench::workloads::{Workload, check_block, check_duration};
 
 pub use classic::{AccessArgs, MixArgs, SeekArgs, SeqArgs, SweepArgs, ZonesArgs};
 pub use library::{BounceArgs, LoadArgs, SamplerArgs};
-pub use stored::{CleanArgs, CompareArgs, HistoryArgs, ReportArgs, ShowArgs, UiArgs};
+pub use stored::{
+    CleanArgs, CompareArgs, CompletionsArgs, HistoryArgs, ManArgs, ReportArgs, ShowArgs, UiArgs,
+};
 pub use streaming::{HdrArgs, PlayArgs, RecordArgs, RecordOpts};
+
+/// What `--version` says: the version and the commit it was built from.
+pub const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("TRACKBENCH_COMMIT"),
+    ")"
+);
 
 #[derive(Parser, Debug)]
 #[command(
     name = "trackbench",
-    version,
+    version = VERSION,
     about = "Storage benchmark for audio: how many tracks and voices a disk really streams",
     long_about = "trackbench measures storage the way audio work needs it measured: tracks and voices, \
 with the megabytes, IOPS and latencies underneath.\n\nIt writes only inside PATH/trackbench-data (locked, \
 listed in a manifest, removed after the run unless --keep) and never writes to block devices or files it \
-did not create. Ctrl-C stops a run within a second and cleans up."
+did not create. Ctrl-C stops a run within a second and cleans up.",
+    after_long_help = CLI_AFTER_HELP
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -125,7 +136,23 @@ pub enum Command {
     Report(ReportArgs),
     /// The browser face: a local web page (this computer only) to pick a disk, start a search and watch it live.
     Ui(UiArgs),
+    /// Shell completions, generated from this build's own flags, to stdout (e.g. trackbench completions bash > ~/.local/share/bash-completion/completions/trackbench).
+    Completions(CompletionsArgs),
+    /// The manual page, generated from this build's own flags: roff to stdout (trackbench man | man -l -), or every command's page with --dir.
+    Man(ManArgs),
 }
+
+/// What `--help` and the manual page say after the commands: where to start, where results go,
+/// and the exit statuses.
+const CLI_AFTER_HELP: &str = "Start with:
+  trackbench ui                     the browser face: pick a folder and a question, watch it run
+  trackbench run ~/Music            the standard suite: tracks, voices, a template load, MB/s
+  trackbench play DIR --find-max    the most playback tracks the disk holds in real time
+  trackbench watch /mnt/audio       the suite again, and whether this disk got slower
+
+Results are kept in $XDG_DATA_HOME/trackbench/results.sqlite (Linux: ~/.local/share/trackbench; macOS: ~/Library/Application Support/trackbench; Windows: %APPDATA%\\trackbench); --db names another, or a PostgreSQL server; --no-store keeps nothing.
+
+Exit status: 0 done; 1 an error (the message names it); 2 a bad flag; 130 interrupted; watch: 3 this disk got slower, 4 only faster.";
 
 /// What `watch --help` says after its flags: the exit statuses and how to run it every week.
 const WATCH_HELP: &str = "Each figure the run measures (tracks, voices, the template load, sequential and random rates) is compared with the median of the same disk's last runs at the same settings (--last, default 5); a change counts when it is at least 5% and 4 times the noise of the difference. `trackbench history` marks a step once two runs stand at the new level.
@@ -305,7 +332,9 @@ impl Command {
             | Command::Show(_)
             | Command::Compare(_)
             | Command::Report(_)
-            | Command::Ui(_) => return Ok(None),
+            | Command::Ui(_)
+            | Command::Completions(_)
+            | Command::Man(_) => return Ok(None),
         }))
     }
 
@@ -320,6 +349,8 @@ impl Command {
                 | Command::Compare(_)
                 | Command::Report(_)
                 | Command::Ui(_)
+                | Command::Completions(_)
+                | Command::Man(_)
         )
     }
 
@@ -343,7 +374,9 @@ impl Command {
             | Command::Show(_)
             | Command::Compare(_)
             | Command::Report(_)
-            | Command::Ui(_) => None,
+            | Command::Ui(_)
+            | Command::Completions(_)
+            | Command::Man(_) => None,
         }
     }
 }

@@ -6,6 +6,20 @@ use clap::Args;
 use std::path::PathBuf;
 
 #[derive(Args, Debug)]
+pub struct CompletionsArgs {
+    /// The shell: bash, zsh, fish, powershell or elvish
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Args, Debug)]
+pub struct ManArgs {
+    /// Write every command's page (trackbench.1, trackbench-run.1 …) into this folder instead
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+}
+
+#[derive(Args, Debug)]
 pub struct UiArgs {
     /// Port on 127.0.0.1 (0: a free one)
     #[arg(long, default_value_t = 0)]

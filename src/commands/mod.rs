@@ -6,6 +6,7 @@
 pub mod clean;
 pub mod compare;
 pub mod history;
+pub mod manual;
 pub mod measure;
 pub mod report;
 pub mod show;
@@ -99,6 +100,8 @@ fn run_command(cli: Cli, ctx: &Ctx<'_>) -> Result<ExitCode> {
         Command::Compare(a) => compare::compare(a),
         Command::Report(a) => report::report(a),
         Command::Ui(_) => bail!("ui runs no measurement of its own"),
+        Command::Completions(a) => manual::completions(a),
+        Command::Man(a) => manual::man(a),
         measuring => {
             let place = Place {
                 ranks: Some((ctx.world.rank(), ctx.world.size())),

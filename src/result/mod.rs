@@ -250,6 +250,9 @@ impl Section {
 pub struct Tool {
     pub name: String,
     pub version: String,
+    /// The commit the build was made from (schema 6; "unknown" where the source said none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
 }
 
 /// What the whole session ran with (schema 5).
@@ -360,6 +363,7 @@ impl ResultDoc {
             tool: Tool {
                 name: "trackbench".into(),
                 version: env!("CARGO_PKG_VERSION").into(),
+                commit: Some(env!("TRACKBENCH_COMMIT").into()),
             },
             command,
             session: None,
