@@ -17,6 +17,7 @@ mod find_max_real;
 mod fio_job;
 mod fits;
 mod health;
+mod install;
 mod nothing_lost;
 mod report;
 mod sampler;
