@@ -23,6 +23,8 @@ version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 rm -rf "$out"
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
+# Symbols stripped: a download of a few megabytes, not tens.
+export CARGO_PROFILE_RELEASE_STRIP=symbols
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 

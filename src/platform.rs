@@ -204,9 +204,10 @@ pub fn monotonic_ns() -> u64 {
 pub fn sleep_until(deadline_ns: u64) {
     #[cfg(target_os = "linux")]
     {
+        // The field types as the C library declares them (musl's time_t is changing width).
         let ts = libc::timespec {
-            tv_sec: (deadline_ns / 1_000_000_000) as libc::time_t,
-            tv_nsec: (deadline_ns % 1_000_000_000) as libc::c_long,
+            tv_sec: (deadline_ns / 1_000_000_000) as _,
+            tv_nsec: (deadline_ns % 1_000_000_000) as _,
         };
         // Interrupted sleeps (signals) are resumed until the deadline.
         // SAFETY: ts is valid; the remainder pointer may be null with TIMER_ABSTIME.

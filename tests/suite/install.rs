@@ -9,7 +9,11 @@ use std::process::Command;
 
 fn stdout_of(args: &[&str]) -> String {
     let out = tb().args(args).output().unwrap();
-    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout).unwrap()
 }
 
@@ -30,7 +34,11 @@ fn bash_completes(script: &std::path::Path, words: &[&str]) -> Vec<String> {
         .args(words)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{line}: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{line}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout)
         .unwrap()
         .lines()
@@ -68,7 +76,10 @@ fn every_shells_script_names_this_builds_commands_and_a_bad_shell_is_refused() {
 #[test]
 fn the_manual_pages_render_with_man() {
     let page = stdout_of(&["man"]);
-    assert!(page.starts_with(".ie") || page.contains(".TH trackbench 1"), "{page}");
+    assert!(
+        page.starts_with(".ie") || page.contains(".TH trackbench 1"),
+        "{page}"
+    );
     let t = tempfile::tempdir().unwrap();
     let dir = t.path().join("man");
     let said = stdout_of(&["man", "--dir", dir.to_str().unwrap()]);
@@ -77,8 +88,16 @@ fn the_manual_pages_render_with_man() {
         .flatten()
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .collect();
-    assert!(said.starts_with(&format!("{} manual pages in ", pages.len())), "{said}");
-    for p in ["trackbench.1", "trackbench-run.1", "trackbench-watch.1", "trackbench-play.1"] {
+    assert!(
+        said.starts_with(&format!("{} manual pages in ", pages.len())),
+        "{said}"
+    );
+    for p in [
+        "trackbench.1",
+        "trackbench-run.1",
+        "trackbench-watch.1",
+        "trackbench-play.1",
+    ] {
         assert!(pages.contains(&p.to_string()), "{p} in {pages:?}");
     }
     if Command::new("man").arg("--version").output().is_err() {
@@ -92,8 +111,14 @@ fn the_manual_pages_render_with_man() {
         .unwrap();
     let text = String::from_utf8_lossy(&shown.stdout);
     assert!(shown.status.success(), "{text}");
-    assert!(text.contains("trackbench-watch") && text.contains("--last"), "{text}");
-    assert!(text.contains("Exit status: 0 when nothing changed"), "{text}");
+    assert!(
+        text.contains("trackbench-watch") && text.contains("--last"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Exit status: 0 when nothing changed"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -109,7 +134,10 @@ fn version_names_the_commit_as_every_result_does() {
     let expected = commit.as_deref().unwrap_or("unknown");
     assert_eq!(
         said.trim(),
-        format!("trackbench {} (commit {expected})", env!("CARGO_PKG_VERSION"))
+        format!(
+            "trackbench {} (commit {expected})",
+            env!("CARGO_PKG_VERSION")
+        )
     );
     let t = tempfile::tempdir().unwrap();
     let json = t.path().join("r.json");
