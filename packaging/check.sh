@@ -42,6 +42,8 @@ unshare --mount --propagation private sh -ec '
   [ -z "$(ls -A "$1/root/data")" ] || { echo "left data behind" >&2; exit 1; }
 ' sh "$work"
 grep -q "MB/s" "$work/seq.txt" || fail "no measurement in an empty root: $(cat "$work/seq.txt")"
+# Without /proc the root's tmpfs is still known for what it is: its figures are labelled cached.
+grep -q "tmpfs keeps files in memory" "$work/seq.txt" || fail "the empty root's tmpfs is not labelled: $(cat "$work/seq.txt")"
 
 step "the .deb installs, runs the suite, and removes cleanly"
 deb="$out/trackbench_${version}_amd64.deb"

@@ -300,6 +300,37 @@ pub fn health_of(t: &TargetInfo) -> crate::health::Health {
     }
 }
 
+/// The filesystem's type from statfs, where /proc/self/mountinfo does not say (a root without
+/// /proc): the kinds whose results read differently (memory, network, FUSE) and the common
+/// disk filesystems, by their magic numbers.
+#[cfg(target_os = "linux")]
+fn linux_fs_type(path: &Path) -> Option<String> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+    // SAFETY: a plain C struct; all-zero is valid, and statfs fills it.
+    let mut s: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: c is a valid C string and s a valid out-pointer.
+    if unsafe { libc::statfs(c.as_ptr(), &mut s) } != 0 {
+        return None;
+    }
+    let name = match s.f_type as u64 {
+        0x0102_1994 => "tmpfs",
+        0x8584_58f6 => "ramfs",
+        0xEF53 => "ext2/3/4",
+        0x5846_5342 => "xfs",
+        0x9123_683E => "btrfs",
+        0x6969 => "nfs",
+        0x6573_5546 => "fuse",
+        0xFF53_4D42 => "cifs",
+        0xFE53_4D42 => "smb3",
+        0x794c_7630 => "overlay",
+        0x2fc1_2fc1 => "zfs",
+        0xF2F5_2010 => "f2fs",
+        _ => return None,
+    };
+    Some(name.to_string())
+}
+
 /// The filesystem, mount and device holding a directory or file on device `dev`: Linux from
 /// /proc/self/mountinfo and sysfs; macOS from statfs (type, mount point, source; the device's
 /// model and kind stay unknown); Windows the volume's filesystem name and root.
@@ -309,11 +340,14 @@ fn describe_filesystem(path: &Path, meta: &fs::Metadata, info: &mut TargetInfo) 
         let dev = std::os::unix::fs::MetadataExt::dev(meta);
         let (major, minor) = (libc::major(dev), libc::minor(dev));
         info.fs_uuid = fs_uuid(major, minor);
-        if let Some(m) = find_mount(path, major, minor) {
-            info.fs_type = Some(m.fs_type);
-            info.mount_point = Some(m.mount_point);
-            info.mount_options = Some(m.options);
-            info.mount_source = Some(m.source);
+        match find_mount(path, major, minor) {
+            Some(m) => {
+                info.fs_type = Some(m.fs_type);
+                info.mount_point = Some(m.mount_point);
+                info.mount_options = Some(m.options);
+                info.mount_source = Some(m.source);
+            }
+            None => info.fs_type = linux_fs_type(path),
         }
         info.device = device_info(major, minor);
     }
@@ -816,5 +850,26 @@ mod tests {
         assert_eq!(t.size_bytes, Some(5));
         let e = inspect(&d.path().join("missing")).unwrap_err().to_string();
         assert!(e.contains("missing") && e.contains("no such"), "{e}");
+    }
+
+    /// Without /proc (an empty root) statfs still tells a memory filesystem: the figures there
+    /// are labelled cached.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn statfs_names_the_filesystem_where_mountinfo_cannot() {
+        if fs::metadata("/dev/shm").is_ok() {
+            assert_eq!(
+                linux_fs_type(Path::new("/dev/shm")).as_deref(),
+                Some("tmpfs")
+            );
+        }
+        let d = tempfile::tempdir().unwrap();
+        let from_mountinfo = inspect(d.path()).unwrap().fs_type.unwrap();
+        match linux_fs_type(d.path()) {
+            Some(t) if t == "ext2/3/4" => assert!(from_mountinfo.starts_with("ext"), "{t}"),
+            Some(t) => assert_eq!(t, from_mountinfo),
+            None => {}
+        }
+        assert_eq!(linux_fs_type(Path::new("/no/such/place")), None);
     }
 }
