@@ -9,7 +9,8 @@ range and the spread ((max - min) / median), and the answer against the cap's ex
 
     cargo build --release && sudo python3 bench/search_spread.py [--searches 5]
         [--cells ardour-medium-float,ardour-medium-int24,trackbench-int24]
-        [--cap-bps 20971520] [--read-ahead-kb 128] [--size-gib 12]
+        [--cap-bps 20971520] [--cap-iops 100 (cells NAME@iops)] [--read-ahead-kb 128]
+        [--size-gib 12]
 
 Leaves nothing behind.
 """
@@ -28,10 +29,15 @@ CELLS = {
     "trackbench-int24": ("trackbench", "int24"),
     "trackbench-float": ("trackbench", "float"),
 }
+# A cell NAME@iops runs NAME on a device capped at --cap-iops reads a second instead of
+# --cap-bps bytes: its bound is the cap times the chunk each read fetches.
 
 
-def search(args, profile, fmt):
-    fx = Capped(args.size_gib, read_bps=args.cap_bps, read_ahead_kb=args.read_ahead_kb)
+def search(args, cell):
+    name, _, by = cell.partition("@")
+    profile, fmt = CELLS[name]
+    caps = {"read_iops": args.cap_iops} if by == "iops" else {"read_bps": args.cap_bps}
+    fx = Capped(args.size_gib, read_ahead_kb=args.read_ahead_kb, **caps)
     try:
         d = trackbench_detail(fx, ["play", fx.mnt, "--find-max", "--profile", profile,
                                    "--format", FORMATS[fmt][0]])
@@ -44,12 +50,24 @@ def search(args, profile, fmt):
     return s["play_tracks"], trail, sum(p["elapsed_s"] for p in probes)
 
 
+def bound(args, cell):
+    name, _, by = cell.partition("@")
+    rate = FORMATS[CELLS[name][1]][1]
+    if by == "iops":
+        # The default engine reads 256 KiB chunks with O_DIRECT: one read each.
+        return args.cap_iops * args.chunk_kib * 1024 / rate
+    return args.cap_bps / rate
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--searches", type=int, default=5)
     ap.add_argument("--cells", default="ardour-medium-float,trackbench-int24")
     ap.add_argument("--cap-bps", type=int, default=20 << 20)
+    ap.add_argument("--cap-iops", type=int, default=100)
+    ap.add_argument("--chunk-kib", type=int, default=256,
+                    help="the chunk an @iops cell's engine reads (its bound)")
     ap.add_argument("--read-ahead-kb", type=int, default=128)
     ap.add_argument("--size-gib", type=int, default=12)
     args = ap.parse_args()
@@ -58,17 +76,16 @@ def main():
     # Cells alternate, so that the host's mood of the hour falls on all of them.
     for i in range(args.searches):
         for c in cells:
-            profile, fmt = CELLS[c]
-            n, trail, secs = search(args, profile, fmt)
+            n, trail, secs = search(args, c)
             answers[c].append(n)
             print(f"{c} search {i + 1}: {n} tracks in {secs:.0f} s of probes: {trail}", flush=True)
     for c in cells:
         a = answers[c]
         m = statistics.median(a)
-        bound = args.cap_bps / FORMATS[CELLS[c][1]][1]
+        b = bound(args, c)
         print(f"{c}: {a}; median {m:g}, range {min(a)}-{max(a)}, spread "
-              f"{100 * (max(a) - min(a)) / m:.1f}% of the median; bound {bound:.1f} "
-              f"(median {m / bound:.3f} of it)")
+              f"{100 * (max(a) - min(a)) / m:.1f}% of the median; bound {b:.1f} "
+              f"(median {m / b:.3f} of it, highest {max(a) / b:.3f})")
 
 
 if __name__ == "__main__":

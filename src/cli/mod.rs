@@ -419,8 +419,10 @@ pub struct Common {
     /// Audio format for test media and track counts: rate/depth/channels, e.g. 48k/24/mono, 44.1k/16/stereo, 96k/32f/8 [default: 48k/24/mono; sampler, load: 48k/24/stereo]
     #[arg(long, value_name = "FORMAT")]
     pub format: Option<String>,
-    /// Repeat each measurement N times and report median, min, max and spread
-    #[arg(long, default_value_t = 1, value_name = "N")]
+    /// Repeat each measurement N times and report median, min, max and spread; a --find-max
+    /// search runs N times, its answer their median with their range ("96 to 104 over 5
+    /// searches"), which `compare` weighs differences against
+    #[arg(long, visible_alias = "repeat", default_value_t = 1, value_name = "N")]
     pub runs: u32,
     /// Write the result document (JSON) to FILE ("-" for standard output, tables go to stderr)
     #[arg(long, value_name = "FILE")]

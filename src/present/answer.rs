@@ -8,7 +8,7 @@
 use crate::audio::{Format, SampleType};
 use crate::result::findings::Finding;
 use crate::result::metrics::{self as m, Def};
-use crate::result::search::{Capacity, CapacityReport, SearchLimit};
+use crate::result::search::{Capacity, CapacityReport, Repeated, SearchLimit};
 use crate::result::{Detail, ResultDoc, Section};
 use crate::target::TargetKind;
 use crate::units::fmt_size;
@@ -32,6 +32,10 @@ pub struct Answer {
     pub depends_on: String,
     /// How sure it is: confirmed or not, by how many probes, what stopped the search.
     pub how_sure: String,
+    /// A repeated search's range, as a card shows it under its count: "140 to 146 over 3
+    /// searches" (None for one search, or a run without one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub range: Option<String>,
     /// The figures that decide, named: the naive count, the safety left, the memory it takes.
     pub figures: Vec<(String, String)>,
 }
@@ -61,6 +65,16 @@ impl Count {
     }
     pub fn answered(self) -> bool {
         matches!(self, Count::Known(_) | Count::AtLeast(..))
+    }
+
+    /// The same kind of count with `n` in place of its own: a repeated search's median.
+    fn with(self, n: f64) -> Count {
+        match self {
+            Count::Known(_) => Count::Known(n),
+            Count::AtLeast(_, w) => Count::AtLeast(n, w),
+            Count::Unconfirmed(_) => Count::Unconfirmed(n),
+            Count::Unanswered => Count::Unanswered,
+        }
     }
 }
 
@@ -143,10 +157,7 @@ fn figure(s: &Section, row: &str, def: &Def) -> Option<f64> {
 /// workloads, whose tables are their answer).
 pub fn of(doc: &ResultDoc, s: &Section) -> Option<Answer> {
     match s.detail.as_ref()? {
-        Detail::Search(d) => {
-            let first = d.searches.first()?;
-            Some(search(doc, s, first))
-        }
+        Detail::Search(d) => Some(search(doc, s, d.searches.first()?, d.repeated())),
         Detail::RealTime(r) => suite(doc, s, r),
         Detail::Stream(o) => Some(fixed_run(
             doc,
@@ -204,12 +215,16 @@ pub fn unanswered_rows(doc: &ResultDoc, s: &Section) -> Vec<(String, String)> {
     }
 }
 
-/// A `--find-max` search's answer (its first search: the one its table's first row shows).
-fn search(doc: &ResultDoc, s: &Section, r: &CapacityReport) -> Answer {
+/// A `--find-max` search's answer (its first search: the one its table's first row shows); a
+/// search repeated answers the median of its repetitions, with their range.
+fn search(doc: &ResultDoc, s: &Section, r: &CapacityReport, repeated: Option<Repeated>) -> Answer {
     let voices = s.workload == "sampler";
     let unit = if voices { "voices" } else { "tracks" };
     let stopped = doc.interrupted || s.interrupted;
-    let count = count_of(&r.capacity, r.limited_by, stopped);
+    let mut count = count_of(&r.capacity, r.limited_by, stopped);
+    if let Some(rep) = &repeated {
+        count = count.with(f64::from(rep.median));
+    }
     let what = format_words(&format_of(doc, s), unit);
     let row = &r.label;
     let naive_def = if voices {
@@ -237,16 +252,12 @@ fn search(doc: &ResultDoc, s: &Section, r: &CapacityReport) -> Answer {
             };
             let while_rec = hdr_words(doc, s).unwrap_or_default();
             let notes = voices
-                .then(|| {
-                    s.settings
-                        .get("notes_per_s")
-                        .and_then(|n| n.as_f64())
-                        .map(|n| format!(" at {n} notes/s"))
-                })
+                .then(|| s.settings.get("notes_per_s")?.as_f64())
                 .flatten()
-                .unwrap_or_default();
+                .map_or(String::new(), |n| format!(" at {n} notes/s"));
+            let median_of = repeated.as_ref().map_or(String::new(), median_of_words);
             format!(
-                "{subject} {verb} {} {what} at once{while_rec}{notes}{}{}.",
+                "{subject} {verb} {} {what} at once{while_rec}{notes}{median_of}{}{}.",
                 count.words(),
                 spare_words(headroom),
                 naive.map_or(String::new(), |n| format!(
@@ -262,9 +273,44 @@ fn search(doc: &ResultDoc, s: &Section, r: &CapacityReport) -> Answer {
         verdict: verdict_words(count),
         answered: count.answered(),
         depends_on: depends_on(s),
-        how_sure: how_sure(doc, &r.capacity, count),
+        how_sure: repeated_how_sure(doc, repeated.as_ref(), how_sure(doc, &r.capacity, count)),
+        range: repeated.as_ref().map(Repeated::words),
         figures: key_figures(s, row, voices, naive),
     }
+}
+
+/// ", the median of 3 searches that answered 140 to 146" (or ", each of 3 searches answering
+/// the same").
+fn median_of_words(rep: &Repeated) -> String {
+    let n = rep.answers.len();
+    if rep.low == rep.high {
+        format!(", each of {n} searches answering the same")
+    } else {
+        format!(
+            ", the median of {n} searches that answered {} to {}",
+            rep.low, rep.high
+        )
+    }
+}
+
+/// How sure a search's answer is, with what repeating it measured: each repetition's answer
+/// and their spread; a single search on a real device says how to measure it.
+fn repeated_how_sure(doc: &ResultDoc, repeated: Option<&Repeated>, one: String) -> String {
+    let Some(rep) = repeated else {
+        return if doc.target.simulated.is_some() {
+            one
+        } else {
+            format!("{one}; one search (`--runs 3` repeats it and gives the spread)")
+        };
+    };
+    let each: Vec<String> = rep.answers.iter().map(u32::to_string).collect();
+    let n = rep.answers.len();
+    format!(
+        "{n} searches answered {} (a spread of {:.1}% of the median), {} of {n} confirmed by a run of their own; the median's: {one}",
+        each.join(", "),
+        100.0 * rep.spread(),
+        rep.confirmed
+    )
 }
 
 /// An hdr search's other answers: "; while recording 111 it plays 444, while recording 185 it
@@ -420,9 +466,15 @@ fn suite(
     let stopped = doc.interrupted || s.interrupted;
     let of = |x: Option<&crate::result::search::RealTimeSearch>| {
         let x = x?;
-        let c = &x.search.as_ref()?.searches.first()?.capacity;
-        Some(count_of(c, x.limited_by, stopped))
+        let search = x.search.as_ref()?;
+        let c = &search.searches.first()?.capacity;
+        let count = count_of(c, x.limited_by, stopped);
+        Some(match search.repeated() {
+            Some(rep) => count.with(f64::from(rep.median)),
+            None => count,
+        })
     };
+    let repeated = r.play.as_ref().and_then(|p| p.search.as_ref()?.repeated());
     let (play, record, hdr) = (
         of(r.play.as_ref()),
         of(r.record.as_ref()),
@@ -455,6 +507,10 @@ fn suite(
     if let Some(n) = naive {
         sentence.push_str(&format!(" (a disk benchmark's MB/s would promise {n:.0})"));
     }
+    if let Some(rep) = &repeated {
+        sentence.push_str("; playback");
+        sentence.push_str(&median_of_words(rep));
+    }
     sentence.push('.');
     let how_sure = suite_how_sure(doc, play, record);
     Some(Answer {
@@ -464,7 +520,8 @@ fn suite(
         verdict: verdict_words(play),
         answered: play.answered(),
         depends_on: depends_on(s),
-        how_sure,
+        how_sure: repeated_how_sure(doc, repeated.as_ref(), how_sure),
+        range: repeated.as_ref().map(Repeated::words),
         figures: key_figures(s, PLAY_ROW, false, naive),
     })
 }
@@ -531,6 +588,7 @@ fn fixed_run(
         how_sure: format!(
             "one run of a fixed count; `--find-max` searches for the most {unit} that hold"
         ),
+        range: None,
         figures: key_figures(s, &row, voices, None),
     }
 }

@@ -174,6 +174,8 @@ pub struct Compared {
     pub def: &'static metrics::Def,
     pub values: Vec<f64>,
     pub percents: Vec<Option<f64>>,
+    /// Each result's lowest and highest value and how many runs (searches) gave them.
+    pub ranges: Vec<(f64, f64, usize)>,
 }
 
 /// The shared workloads (name, title and compared figures), each figure scored across the
@@ -201,11 +203,22 @@ pub fn comparison(docs: &[(String, ResultDoc)]) -> Vec<(String, String, Vec<Comp
                 if def.better == Better::Neither {
                     continue;
                 }
-                let values: Option<Vec<f64>> = sections
+                let spreads: Option<Vec<&crate::stats::Spread>> = sections
                     .iter()
-                    .map(|s| s.row(&row.label)?.get(def).map(|f| f.spread.median))
+                    .map(|s| s.row(&row.label)?.get(def).map(|f| &f.spread))
                     .collect();
-                let Some(mut values) = values else { continue };
+                let Some(spreads) = spreads else { continue };
+                // A count is whole: a repeated search's is its median rounded down, as its
+                // answer says it (never above the middle of an even number of searches).
+                let count = COUNTS.iter().any(|d| d.name == def.name);
+                let mut values: Vec<f64> = spreads
+                    .iter()
+                    .map(|f| if count { f.median.floor() } else { f.median })
+                    .collect();
+                let ranges = spreads
+                    .iter()
+                    .map(|f| (f.min, f.max, f.runs.len()))
+                    .collect();
                 for (v, _) in values.iter_mut().zip(&unanswered).filter(|(_, u)| **u) {
                     *v = f64::NAN;
                 }
@@ -214,6 +227,7 @@ pub fn comparison(docs: &[(String, ResultDoc)]) -> Vec<(String, String, Vec<Comp
                     def,
                     percents: percents(&values, def.better),
                     values,
+                    ranges,
                 });
             }
         }
@@ -228,7 +242,9 @@ pub fn comparison(docs: &[(String, ResultDoc)]) -> Vec<(String, String, Vec<Comp
 /// result with its value and its percentage of the best.
 pub fn terminal(docs: &[(String, ResultDoc)], view: &super::terminal::View) -> String {
     let mut out = String::new();
-    for (_, title, figures) in comparison(docs) {
+    let simulated = docs.iter().all(|(_, d)| d.target.simulated.is_some());
+    for (workload, title, figures) in comparison(docs) {
+        let notes = spread_notes(&workload, &figures, docs, simulated);
         let mut t = Table::new();
         t.load_style(UTF8_FULL_CONDENSED)
             .set_content_arrangement(ContentArrangement::Dynamic);
@@ -255,12 +271,97 @@ pub fn terminal(docs: &[(String, ResultDoc)], view: &super::terminal::View) -> S
             }
         }
         out.push_str(&view.wrap(&title, "", "  "));
-        out.push_str(&format!("{t}\n\n"));
+        out.push_str(&format!("{t}\n"));
+        for n in &notes {
+            out.push_str(&view.wrap(n, "  • ", "    "));
+        }
+        out.push('\n');
     }
     if out.is_empty() {
         out.push_str("these results share no workload with figures to compare\n");
     } else {
         out.push_str(&view.wrap("(each figure as a percentage of the best result: 100% is best, higher is better, latencies and times inverted; a search stopped before its answer is not ranked)", "", " "));
+    }
+    out
+}
+
+/// The counts a search answers: compared, they are said to lie within each other's spread or
+/// not.
+const COUNTS: [&metrics::Def; 4] = [
+    &metrics::TRACKS,
+    &metrics::PLAY_TRACKS,
+    &metrics::RECORD_TRACKS,
+    &metrics::VOICES,
+];
+
+/// Whether two results' counts differ by more than their searches' own spread, for each pair
+/// of results and each count they share: repeated searches (`--runs N`) whose ranges meet lie
+/// within each other's spread, and their difference is not the disks'; ranges apart are a
+/// difference the repetitions show. Results of one search each say how to tell (on a simulated
+/// device, which answers the same every time, nothing is said).
+fn spread_notes(
+    workload: &str,
+    figures: &[Compared],
+    docs: &[(String, ResultDoc)],
+    simulated: bool,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    let searched = docs.iter().all(|(_, d)| {
+        d.sections.iter().any(|s| {
+            s.workload == workload
+                && matches!(
+                    s.detail,
+                    Some(crate::result::Detail::Search(_) | crate::result::Detail::RealTime(_))
+                )
+        })
+    });
+    if !searched {
+        return out;
+    }
+    for c in figures
+        .iter()
+        .filter(|c| COUNTS.iter().any(|d| d.name == c.def.name))
+    {
+        let what = format!("{} · {}", c.row, c.def.header);
+        for i in 0..docs.len() {
+            for j in i + 1..docs.len() {
+                let (a, b) = (c.values[i], c.values[j]);
+                if a.is_nan() || b.is_nan() {
+                    continue;
+                }
+                let (ra, rb) = (c.ranges[i], c.ranges[j]);
+                let (na, nb) = (&docs[i].0, &docs[j].0);
+                let apart = 100.0 * (a - b).abs() / a.max(b).max(1.0);
+                let range = |r: (f64, f64, usize)| {
+                    if r.0 == r.1 {
+                        format!("{:.0} in each of {} searches", r.0, r.2)
+                    } else {
+                        format!("{:.0} to {:.0} over {} searches", r.0, r.1, r.2)
+                    }
+                };
+                if ra.2 >= 2 && rb.2 >= 2 {
+                    let meet = ra.0 <= rb.1 && rb.0 <= ra.1;
+                    out.push(if meet {
+                        format!(
+                            "{what}: {na} {a:.0} ({}) and {nb} {b:.0} ({}) lie within each other's spread: the {apart:.0}% between them is no more than the search's own",
+                            range(ra),
+                            range(rb)
+                        )
+                    } else {
+                        format!(
+                            "{what}: {na} {a:.0} ({}) and {nb} {b:.0} ({}): their ranges do not meet: the {apart:.0}% between them is more than either search's own spread",
+                            range(ra),
+                            range(rb)
+                        )
+                    });
+                } else if !simulated {
+                    out.push(format!(
+                        "{what}: {apart:.0}% apart, from one search {}; `--runs 3` on both measures whether that is more than a search's own spread",
+                        if ra.2 < 2 && rb.2 < 2 { "each" } else { "on one side" }
+                    ));
+                }
+            }
+        }
     }
     out
 }
@@ -284,6 +385,7 @@ pub fn html(docs: &[(String, ResultDoc)], unfair: &[String]) -> crate::error::Re
     let mut o = super::html::head(&format!("trackbench: {}", names.join(" vs ")));
     html_heading(&mut o, docs, &names, unfair);
     let mut chart_no = 0;
+    let simulated = docs.iter().all(|(_, d)| d.target.simulated.is_some());
     for (workload, title, figures) in comparison(docs) {
         let _ = write!(
             o,
@@ -306,6 +408,9 @@ pub fn html(docs: &[(String, ResultDoc)], unfair: &[String]) -> crate::error::Re
             o.push_str("</tr>");
         }
         o.push_str("</tbody></table>\n");
+        for n in spread_notes(&workload, &figures, docs, simulated) {
+            let _ = writeln!(o, "<p class=\"note\">{}</p>", esc(&n));
+        }
         for def in CHARTED {
             chart_no += html_chart(
                 &mut o,
@@ -484,5 +589,103 @@ mod tests {
         ];
         let d = unfair_differences(&docs);
         assert_eq!(d, ["seq: block_bytes is 1048576 in A, 65536 in B"]);
+    }
+
+    /// A document of `doc`'s with a search's section whose searches answered `answers`.
+    fn searched(answers: &[f64], simulated: bool) -> ResultDoc {
+        let mut d = doc(1 << 20, 100.0, 1.0);
+        if simulated {
+            d.target.simulated = Some("bw=200M".into());
+        }
+        d.push(Section {
+            workload: "play".into(),
+            title: "Most playback tracks".into(),
+            settings: serde_json::json!({}),
+            cached: false,
+            interrupted: false,
+            runs: answers.len() as u32,
+            rows: vec![Row {
+                label: "trackbench · serial".into(),
+                figures: vec![Figure {
+                    name: "tracks".into(),
+                    unit: "tracks".into(),
+                    spread: Spread::of(answers),
+                }],
+            }],
+            findings: vec![],
+            detail: Some(crate::result::Detail::Search(
+                crate::result::search::SearchDetail {
+                    wave_share: 1.0,
+                    naive_tracks: 0.0,
+                    first_guess_tracks: 0.0,
+                    first_guess_parallel_tracks: 0.0,
+                    rates_bytes_per_s: Default::default(),
+                    searches: Vec::new(),
+                    repetitions: Vec::new(),
+                },
+            )),
+        });
+        d
+    }
+
+    #[test]
+    fn repeated_answers_are_said_to_lie_within_each_others_spread_or_not() {
+        let view = super::super::terminal::View::wide();
+        let t = terminal(
+            &[
+                ("A".into(), searched(&[104.0, 97.0, 106.0], false)),
+                ("B".into(), searched(&[95.0, 98.0, 101.0], false)),
+            ],
+            &view,
+        );
+        assert!(
+            t.contains("A 104 (97 to 106 over 3 searches) and B 98 (95 to 101 over 3 searches) lie within each other's spread"),
+            "{t}"
+        );
+        let t = terminal(
+            &[
+                ("A".into(), searched(&[144.0, 144.0], false)),
+                ("B".into(), searched(&[130.0, 131.0], false)),
+            ],
+            &view,
+        );
+        assert!(
+            t.contains("A 144 (144 in each of 2 searches) and B 130 (130 to 131 over 2 searches): their ranges do not meet: the 10% between them"),
+            "{t}"
+        );
+        let t = terminal(
+            &[
+                ("A".into(), searched(&[104.0], false)),
+                ("B".into(), searched(&[98.0, 99.0], false)),
+            ],
+            &view,
+        );
+        assert!(
+            t.contains("6% apart, from one search on one side; `--runs 3` on both"),
+            "{t}"
+        );
+        // A simulated device answers the same every time: nothing to say.
+        let t = terminal(
+            &[
+                ("A".into(), searched(&[104.0], true)),
+                ("B".into(), searched(&[98.0], true)),
+            ],
+            &view,
+        );
+        assert!(!t.contains("spread") && !t.contains("apart"), "{t}");
+        // The page says it too.
+        let h = html(
+            &[
+                ("A".into(), searched(&[104.0, 97.0, 106.0], false)),
+                ("B".into(), searched(&[95.0, 98.0, 101.0], false)),
+            ],
+            &[],
+        )
+        .unwrap();
+        assert!(
+            h.contains("lie within each other&#39;s spread")
+                || h.contains("lie within each other's spread"),
+            "{h}"
+        );
     }
 }

@@ -2,6 +2,7 @@
 //! first, the naive count beside it) and the one-line headline a stored result is listed by.
 //! Every presenter uses these, so the terminal, the reports and `history` say the same thing.
 
+use super::answer::Answer;
 use crate::result::metrics::{self as m, Def};
 use crate::result::search::SearchLimit;
 use crate::result::{Detail, ResultDoc, Section};
@@ -281,7 +282,8 @@ pub fn headline(doc: &ResultDoc) -> String {
 }
 
 /// A section's headline `line` as the history lists it: a search stopped before its answer says
-/// so ("no answer, stopped after 23 s"), never a count; a simulated device is named.
+/// so ("no answer, stopped after 23 s"), never a count; a repeated one gives its median and
+/// range; a simulated device is named.
 fn as_stored(doc: &ResultDoc, s: &Section, what: &str, line: String) -> String {
     let searched = matches!(s.detail, Some(Detail::Search(_) | Detail::RealTime(_)));
     let line = match super::answer::of(doc, s) {
@@ -290,6 +292,13 @@ fn as_stored(doc: &ResultDoc, s: &Section, what: &str, line: String) -> String {
                 .map_or(String::new(), |t| format!(", stopped after {t:.0} s"));
             format!("{what}: {}{after}", a.count)
         }
+        // A repeated search is known by its median and range, never an even number's mean.
+        Some(Answer {
+            range: Some(range),
+            count,
+            unit,
+            ..
+        }) if searched => format!("{what}: {count} {unit} ({range})"),
         _ => line,
     };
     match super::answer::simulated(doc, s) {

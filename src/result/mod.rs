@@ -113,7 +113,7 @@ pub enum Detail {
     /// A --find-max search: every probe of every search.
     Search(SearchDetail),
     /// run's real-time section: its three searches.
-    RealTime(RealTimeDetail),
+    RealTime(Box<RealTimeDetail>),
     /// A classic workload: each row's latency distribution, from the last run.
     Transfers(Transfers),
     /// One sampler run.
@@ -141,7 +141,7 @@ impl Detail {
         enum Tagged {
             Stream(Box<StreamOutcome>),
             Search(SearchDetail),
-            RealTime(RealTimeDetail),
+            RealTime(Box<RealTimeDetail>),
             Transfers(Transfers),
             Sampler(Box<crate::verdict::voices::SamplerOutcome>),
         }

@@ -144,6 +144,91 @@ pub struct SearchDetail {
     #[serde(default)]
     pub rates_bytes_per_s: GuessRates,
     pub searches: Vec<CapacityReport>,
+    /// A search repeated (`--runs N`): every repetition's searches, in the order they ran.
+    /// `searches` above is then the repetition whose answer stood nearest the median of all.
+    /// Empty for one search.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub repetitions: Vec<Vec<CapacityReport>>,
+}
+
+/// The answers of a repeated search: each repetition's, their median and range.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Repeated {
+    /// Each repetition's answer, in the order they ran.
+    pub answers: Vec<u32>,
+    /// Their median, rounded down (a count, and never above the middle one of an even number).
+    pub median: u32,
+    pub low: u32,
+    pub high: u32,
+    /// Repetitions whose answer a run of its own confirmed.
+    pub confirmed: usize,
+}
+
+impl Repeated {
+    /// The answers of `searches` (the first search of each repetition); None for fewer than two.
+    pub fn of(repetitions: &[Vec<CapacityReport>]) -> Option<Repeated> {
+        let firsts: Vec<&CapacityReport> = repetitions.iter().filter_map(|r| r.first()).collect();
+        if firsts.len() < 2 {
+            return None;
+        }
+        let answers: Vec<u32> = firsts.iter().map(|r| r.capacity.answer).collect();
+        let values: Vec<f64> = answers.iter().map(|&a| f64::from(a)).collect();
+        let spread = crate::stats::Spread::of(&values);
+        Some(Repeated {
+            median: spread.median.floor() as u32,
+            low: spread.min as u32,
+            high: spread.max as u32,
+            confirmed: firsts.iter().filter(|r| r.capacity.confirmed).count(),
+            answers,
+        })
+    }
+
+    /// The range as a share of the median: (high - low) / median.
+    pub fn spread(&self) -> f64 {
+        if self.median == 0 {
+            return 0.0;
+        }
+        f64::from(self.high - self.low) / f64::from(self.median)
+    }
+
+    /// "140 to 146 over 3 searches".
+    pub fn words(&self) -> String {
+        let n = self.answers.len();
+        if self.low == self.high {
+            format!("{} in each of {n} searches", self.low)
+        } else {
+            format!("{} to {} over {n} searches", self.low, self.high)
+        }
+    }
+}
+
+impl SearchDetail {
+    /// The searches of a run repeated `details.len()` times as one detail: the repetition whose
+    /// answer is nearest the median of all (the lower on a tie) stands as `searches`, with
+    /// every repetition's in `repetitions`. One detail is returned as it is.
+    pub fn gathered(mut details: Vec<SearchDetail>) -> Option<SearchDetail> {
+        if details.len() < 2 {
+            return details.pop();
+        }
+        let repetitions: Vec<Vec<CapacityReport>> =
+            details.iter().map(|d| d.searches.clone()).collect();
+        let median = Repeated::of(&repetitions).map_or(0, |r| r.median);
+        let answer = |d: &SearchDetail| d.searches.first().map_or(0, |r| r.capacity.answer);
+        let nearest = (0..details.len())
+            .min_by_key(|&i| {
+                let a = answer(&details[i]);
+                (a.abs_diff(median), a)
+            })
+            .unwrap_or(0);
+        let mut d = details.swap_remove(nearest);
+        d.repetitions = repetitions;
+        Some(d)
+    }
+
+    /// The answers of its repetitions, where it was repeated.
+    pub fn repeated(&self) -> Option<Repeated> {
+        Repeated::of(&self.repetitions)
+    }
 }
 
 fn one() -> f64 {
@@ -167,4 +252,128 @@ pub struct RealTimeDetail {
     pub play: Option<RealTimeSearch>,
     pub record: Option<RealTimeSearch>,
     pub hdr: Option<RealTimeSearch>,
+}
+
+impl RealTimeDetail {
+    /// The sections of a suite run repeated `details.len()` times as one detail: each of its
+    /// three searches gathered as [`SearchDetail::gathered`] gathers them, its answer the
+    /// median of the repetitions'.
+    pub fn gathered(details: Vec<RealTimeDetail>) -> Option<RealTimeDetail> {
+        let part = |pick: fn(&RealTimeDetail) -> &Option<RealTimeSearch>| {
+            let parts: Vec<&RealTimeSearch> =
+                details.iter().filter_map(|d| pick(d).as_ref()).collect();
+            let searches: Vec<SearchDetail> =
+                parts.iter().filter_map(|p| p.search.clone()).collect();
+            let search = SearchDetail::gathered(searches)?;
+            let answer = search.repeated().map_or(
+                search.searches.first().map_or(0, |r| r.capacity.answer),
+                |r| r.median,
+            );
+            let limited_by = search.searches.first().and_then(|r| r.limited_by);
+            Some(RealTimeSearch {
+                answer,
+                limited_by,
+                search: Some(search),
+            })
+        };
+        if details.is_empty() {
+            return None;
+        }
+        Some(RealTimeDetail {
+            play: part(|d| &d.play),
+            record: part(|d| &d.record),
+            hdr: part(|d| &d.hdr),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(answer: u32, confirmed: bool) -> CapacityReport {
+        CapacityReport {
+            label: "trackbench · serial".into(),
+            profile: "trackbench".into(),
+            butler: "serial".into(),
+            play_tracks: answer,
+            record_tracks: 0,
+            period_frames: None,
+            margin_pct: None,
+            limited_by: None,
+            capacity: Capacity {
+                answer,
+                first_failing: Some(answer + 3),
+                first_guess: 100,
+                confirmed,
+                hit_limit: false,
+                probes: Vec::new(),
+            },
+        }
+    }
+
+    fn detail(answer: u32) -> SearchDetail {
+        SearchDetail {
+            wave_share: 1.0,
+            naive_tracks: 150.0,
+            first_guess_tracks: f64::from(answer),
+            first_guess_parallel_tracks: 0.0,
+            rates_bytes_per_s: GuessRates::default(),
+            searches: vec![report(answer, answer != 97)],
+            repetitions: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_repeated_search_stands_as_its_median_repetition_with_every_one_kept() {
+        let d = SearchDetail::gathered([104, 97, 106, 95, 98].map(detail).to_vec()).unwrap();
+        assert_eq!(d.searches[0].capacity.answer, 98, "the median of five");
+        assert_eq!(
+            d.first_guess_tracks, 98.0,
+            "the median repetition's own detail"
+        );
+        let r = d.repeated().unwrap();
+        assert_eq!(r.answers, [104, 97, 106, 95, 98], "in the order they ran");
+        assert_eq!((r.median, r.low, r.high, r.confirmed), (98, 95, 106, 4));
+        assert!((r.spread() - 11.0 / 98.0).abs() < 1e-9);
+        assert_eq!(r.words(), "95 to 106 over 5 searches");
+        // An even number: the median of 140 and 145 is 142.5, a count of 142 (never above the
+        // middle); the repetition nearest it, the lower on a tie, stands.
+        let d = SearchDetail::gathered([145, 140].map(detail).to_vec()).unwrap();
+        assert_eq!(d.repeated().unwrap().median, 142);
+        assert_eq!(d.searches[0].capacity.answer, 140);
+        let same = SearchDetail::gathered([144, 144, 144].map(detail).to_vec()).unwrap();
+        assert_eq!(
+            same.repeated().unwrap().words(),
+            "144 in each of 3 searches"
+        );
+        // One search is itself, with no repetitions (its document unchanged).
+        let one = SearchDetail::gathered(vec![detail(144)]).unwrap();
+        assert_eq!(one, detail(144));
+        assert!(one.repeated().is_none());
+        assert!(!serde_json::to_string(&one).unwrap().contains("repetitions"));
+    }
+
+    #[test]
+    fn a_repeated_suite_answers_the_median_of_each_of_its_searches() {
+        let rt = |play: u32, record: u32| RealTimeDetail {
+            play: Some(RealTimeSearch {
+                answer: play,
+                limited_by: None,
+                search: Some(detail(play)),
+            }),
+            record: Some(RealTimeSearch {
+                answer: record,
+                limited_by: None,
+                search: Some(detail(record)),
+            }),
+            hdr: None,
+        };
+        let g = RealTimeDetail::gathered(vec![rt(100, 50), rt(90, 60), rt(95, 40)]).unwrap();
+        assert_eq!(g.play.as_ref().unwrap().answer, 95);
+        assert_eq!(g.record.as_ref().unwrap().answer, 50);
+        let rep = g.play.unwrap().search.unwrap().repeated().unwrap();
+        assert_eq!(rep.answers, [100, 90, 95]);
+        assert!(g.hdr.is_none());
+    }
 }

@@ -24,6 +24,7 @@ use crate::io::IoSettings;
 use crate::io::driver::{DriveStats, Limits, Pattern};
 use crate::result::findings::Finding;
 use crate::result::metrics as m;
+use crate::result::search::{RealTimeDetail, SearchDetail};
 use crate::result::{Detail, Metric, RowLatency, RunRow, Section, Transfers, metric};
 use crate::target::{TargetInfo, TargetKind};
 use crate::units::mb_per_s;
@@ -368,16 +369,23 @@ struct Gathered {
     interrupted: bool,
     findings: Vec<Finding>,
     detail: Option<Detail>,
+    /// A repeated search's details, one a run, gathered into one at the end.
+    searches: Vec<SearchDetail>,
+    realtime: Vec<RealTimeDetail>,
 }
 
 impl Gathered {
     /// Adds one run's outcome: its rows, its labels and its findings (each once), and its
-    /// detail (the last run's stands).
+    /// detail (the last run's stands, but a search's are all kept: see `detail`).
     fn add(&mut self, out: RunOutcome) {
         self.cached |= out.cached;
         self.refused |= out.direct_refused;
         self.interrupted |= out.interrupted;
-        if out.detail.is_some() {
+        if let Some(Detail::Search(d)) = out.detail {
+            self.searches.push(d);
+        } else if let Some(Detail::RealTime(d)) = out.detail {
+            self.realtime.push(*d);
+        } else if out.detail.is_some() {
             self.detail = out.detail;
         } else if !out.latencies.is_empty() {
             self.detail = Some(Detail::Transfers(Transfers {
@@ -392,6 +400,19 @@ impl Gathered {
         if !out.rows.is_empty() {
             self.rows.push(out.rows);
         }
+    }
+
+    /// The section's detail: a search repeated is one detail with every repetition, its
+    /// answer their median (`SearchDetail::gathered`); otherwise the last run's.
+    fn detail(&mut self) -> Option<Detail> {
+        if !self.searches.is_empty() {
+            return SearchDetail::gathered(std::mem::take(&mut self.searches)).map(Detail::Search);
+        }
+        if !self.realtime.is_empty() {
+            return RealTimeDetail::gathered(std::mem::take(&mut self.realtime))
+                .map(|d| Detail::RealTime(Box::new(d)));
+        }
+        self.detail.take()
     }
 }
 
@@ -432,7 +453,7 @@ pub fn run_repeated(w: &mut dyn Workload, env: &mut Env<'_>, runs: u32) -> Resul
     s.interrupted = g.interrupted;
     s.findings.extend(caching_note(env, memory_fs, g.refused));
     s.findings.extend(first_run_outliers(&s));
-    s.detail = g.detail;
+    s.detail = g.detail();
     let own = w.findings(&s);
     s.findings.extend(own);
     s.findings.extend(g.findings);

@@ -131,7 +131,7 @@ impl Workload for RealTime {
                 detail.hdr = Some(take(HDR_ROW, &mut hdr, env, &mut out)?);
             }
         }
-        out.detail = Some(Detail::RealTime(detail));
+        out.detail = Some(Detail::RealTime(Box::new(detail)));
         Ok(out)
     }
 

@@ -351,6 +351,7 @@ impl Sampler {
             first_guess_parallel_tracks: guess,
             rates_bytes_per_s: rates,
             searches: vec![report(label, &base, (cap.answer, 0), limited_by, cap)],
+            repetitions: Vec::new(),
         }));
         Ok(out)
     }

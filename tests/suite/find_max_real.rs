@@ -270,3 +270,116 @@ fn a_single_run_too_short_to_tell_says_so_and_never_passes() {
     assert_eq!(o["shortcoming"]["kind"], "too_short");
     assert!(o["min_run_s"].as_f64().unwrap() > 7.0);
 }
+
+/// `--repeat N` (`--runs N`) on a real search: N searches, every one kept in the document, the
+/// answer their median with their range in the sentence, "how sure", the history; and
+/// `compare` says whether two such answers lie within each other's spread, as their ranges do.
+#[test]
+fn a_repeated_search_answers_its_median_and_compare_weighs_two_by_their_spread() {
+    let _disk = crate::common::busy_disk();
+    let store = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let search = |repeat: &str| {
+        let json = dir.path().join("result.json");
+        let out = Command::cargo_bin("trackbench")
+            .expect("binary built")
+            .env("XDG_DATA_HOME", store.path())
+            .env("COLUMNS", "100")
+            .arg("play")
+            .arg(dir.path())
+            .args([
+                "--find-max",
+                "--buffer",
+                "2s",
+                "--chunk",
+                "16K",
+                "--max-tracks",
+                "6",
+            ])
+            .args(["--repeat", repeat, "--json"])
+            .arg(&json)
+            .output()
+            .expect("runs");
+        // Words as said, whatever the lines they were wrapped to.
+        let text = String::from_utf8_lossy(&out.stdout)
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert!(
+            out.status.success(),
+            "{text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+        std::fs::remove_file(&json).unwrap();
+        assert!(!dir.path().join("trackbench-data").exists());
+        (v, text)
+    };
+    let answers = |v: &Value| -> Vec<u64> {
+        let reps = v["sections"][0]["detail"]["repetitions"]
+            .as_array()
+            .unwrap();
+        reps.iter()
+            .map(|r| r[0]["capacity"]["answer"].as_u64().unwrap())
+            .collect()
+    };
+    let (three, text) = search("3");
+    let a = answers(&three);
+    assert_eq!(a.len(), 3, "every repetition kept: {three}");
+    let mut sorted = a.clone();
+    sorted.sort_unstable();
+    let section = &three["sections"][0];
+    assert_eq!(section["runs"], 3);
+    let tracks = &section["rows"][0]["figures"][0];
+    assert_eq!(tracks["name"], "tracks");
+    assert_eq!(tracks["runs"].as_array().unwrap().len(), 3, "{tracks}");
+    // The search that stands is the median's.
+    assert_eq!(
+        section["detail"]["searches"][0]["capacity"]["answer"], sorted[1],
+        "{a:?}"
+    );
+    let range = if sorted[0] == sorted[2] {
+        "each of 3 searches answering the same".to_string()
+    } else {
+        format!(
+            "the median of 3 searches that answered {} to {}",
+            sorted[0], sorted[2]
+        )
+    };
+    assert!(text.contains(&range), "{range:?} in:\n{text}");
+    assert!(
+        text.contains(&format!("3 searches answered {}, {}, {}", a[0], a[1], a[2])),
+        "{text}"
+    );
+    let (two, _) = search("2");
+    let b = answers(&two);
+    assert_eq!(b.len(), 2);
+    let run = |args: &[&str]| {
+        let out = Command::cargo_bin("trackbench")
+            .unwrap()
+            .env("XDG_DATA_HOME", store.path())
+            .env("COLUMNS", "100")
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+    let history = run(&["history", "--wide"]);
+    assert!(history.contains("3 searches)"), "{history}");
+    let compared = run(&["compare", "1", "2", "--wide"]);
+    let meet = a.iter().min() <= b.iter().max() && b.iter().min() <= a.iter().max();
+    let said = if meet {
+        "lie within each other's spread"
+    } else {
+        "their ranges do not meet"
+    };
+    assert!(
+        compared.contains(said),
+        "{a:?} and {b:?}: {said:?} in:\n{compared}"
+    );
+}

@@ -65,7 +65,7 @@ h3{font-size:1.05em;margin:18px 0 6px}
 pre.summary{background:#f3f8fc;border-left:4px solid #0072b2;padding:10px 14px;white-space:pre-wrap;font-size:.95em}
 p.big{font-size:1.25em;font-weight:600}
 .card{border:1px solid #cfe0ee;border-radius:10px;padding:12px 16px;margin:10px 0;background:#f8fbfe}
-.card .count{font-size:2.2em;font-weight:700;line-height:1.1}.card .count small{font-size:.45em;font-weight:400;color:#555;margin-left:6px}
+.card .count{font-size:2.2em;font-weight:700;line-height:1.1}.card .range{color:#555}.card .count small{font-size:.45em;font-weight:400;color:#555;margin-left:6px}
 .card .verdict{display:inline-block;padding:1px 10px;border-radius:12px;color:#fff;background:#1f8a4c;font-size:.85em;margin:4px 0}
 .card .verdict.open{background:#b7791f}
 .card .sentence{font-size:1.15em;margin:6px 0}
@@ -197,9 +197,13 @@ pub fn document_with_history(doc: &ResultDoc, history: &[over_time::DiskSeries])
 fn answer_card(p: &mut Page, a: &super::answer::Answer, i: usize) {
     let _ = write!(
         p.html,
-        "<div class=\"card\"><div class=\"count\">{}<small>{}</small></div><span class=\"verdict{}\">{}</span><p class=\"sentence\">{}</p>",
+        "<div class=\"card\"><div class=\"count\">{}<small>{}</small></div>{}<span class=\"verdict{}\">{}</span><p class=\"sentence\">{}</p>",
         esc(&a.count),
         esc(a.unit),
+        a.range.as_ref().map_or(String::new(), |r| format!(
+            "<div class=\"range\">{}</div>",
+            esc(r)
+        )),
         if a.answered { "" } else { " open" },
         esc(&a.verdict),
         esc(&a.sentence)

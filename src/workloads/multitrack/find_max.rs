@@ -256,6 +256,7 @@ impl Multitrack {
                 sequential_write: est.seq.write,
             },
             searches,
+            repetitions: Vec::new(),
         }
     }
 
