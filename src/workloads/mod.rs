@@ -392,6 +392,17 @@ impl Gathered {
                 rows: out.latencies,
             }));
         }
+        // A search repeated guesses again each time: the last run's guesses stand for them all
+        // (each search's own trail is kept).
+        let guess = |f: &Finding| {
+            matches!(
+                f,
+                Finding::FirstGuess { .. } | Finding::ParallelGuess { .. }
+            )
+        };
+        if out.findings.iter().any(guess) {
+            self.findings.retain(|f| !guess(f));
+        }
         for f in out.findings {
             if !self.findings.contains(&f) {
                 self.findings.push(f);
