@@ -371,6 +371,17 @@ fn a_repeated_search_answers_its_median_and_compare_weighs_two_by_their_spread()
     };
     let history = run(&["history", "--wide"]);
     assert!(history.contains("3 searches)"), "{history}");
+    // The report's answer card carries the range under its count.
+    let page = run(&["report", "1", "-o", "-"]);
+    let range = if sorted[0] == sorted[2] {
+        format!("{} in each of 3 searches", sorted[0])
+    } else {
+        format!("{} to {} over 3 searches", sorted[0], sorted[2])
+    };
+    assert!(
+        page.contains(&format!("<div class=\"range\">{range}</div>")),
+        "{range} on the card"
+    );
     let compared = run(&["compare", "1", "2", "--wide"]);
     let meet = a.iter().min() <= b.iter().max() && b.iter().min() <= a.iter().max();
     let said = if meet {
