@@ -378,6 +378,13 @@ impl Gathered {
     /// Adds one run's outcome: its rows, its labels and its findings (each once), and its
     /// detail (the last run's stands, but a search's are all kept: see `detail`).
     fn add(&mut self, out: RunOutcome) {
+        // A search's repetition stopped midway answered nothing: the ones that ended stand
+        // without its rows, findings and detail (the section is still marked interrupted).
+        let searched = matches!(out.detail, Some(Detail::Search(_) | Detail::RealTime(_)));
+        if out.interrupted && searched && !(self.searches.is_empty() && self.realtime.is_empty()) {
+            self.interrupted = true;
+            return;
+        }
         self.cached |= out.cached;
         self.refused |= out.direct_refused;
         self.interrupted |= out.interrupted;
@@ -413,8 +420,8 @@ impl Gathered {
         }
     }
 
-    /// The section's detail: a search repeated is one detail with every repetition, its
-    /// answer their median (`SearchDetail::gathered`); otherwise the last run's.
+    /// The section's detail: a search repeated is one detail with every repetition that ended,
+    /// its answer their median (`SearchDetail::gathered`); otherwise the last run's.
     fn detail(&mut self) -> Option<Detail> {
         if !self.searches.is_empty() {
             return SearchDetail::gathered(std::mem::take(&mut self.searches)).map(Detail::Search);
@@ -546,6 +553,46 @@ mod tests {
     use super::*;
     use crate::io::BackendKind;
     use crate::memory::MemoryBudget;
+
+    /// One run of a search that answered `answer` (stopped midway if `interrupted`).
+    fn searched(answer: u32, interrupted: bool) -> RunOutcome {
+        let detail: SearchDetail = serde_json::from_value(serde_json::json!({
+            "naive_tracks": 200.0, "first_guess_tracks": 100.0,
+            "searches": [{"label": "s", "profile": "trackbench", "butler": "serial",
+                "play_tracks": answer, "record_tracks": 0,
+                "capacity": {"answer": answer, "first_failing": null, "first_guess": 100,
+                    "confirmed": !interrupted, "hit_limit": false, "probes": []}}]
+        }))
+        .unwrap();
+        RunOutcome {
+            rows: vec![RunRow {
+                label: "s".into(),
+                metrics: vec![metric(&m::TRACKS, f64::from(answer))],
+            }],
+            interrupted,
+            detail: Some(Detail::Search(detail)),
+            ..RunOutcome::default()
+        }
+    }
+
+    #[test]
+    fn a_repeated_search_stopped_midway_stands_on_the_repetitions_that_ended() {
+        let mut g = Gathered::default();
+        g.add(searched(144, false));
+        g.add(searched(140, false));
+        g.add(searched(0, true));
+        assert!(g.interrupted);
+        assert_eq!(g.rows.len(), 2, "the stopped one's rows are not figures");
+        let Some(Detail::Search(d)) = g.detail() else {
+            panic!("a search's detail")
+        };
+        assert_eq!(d.repeated().unwrap().answers, [144, 140]);
+        // A search stopped in its first run keeps what it had: its probes so far.
+        let mut g = Gathered::default();
+        g.add(searched(90, true));
+        assert!(g.interrupted && g.rows.len() == 1);
+        assert!(matches!(g.detail(), Some(Detail::Search(d)) if d.repetitions.is_empty()));
+    }
 
     #[test]
     fn request_buffers_never_exceed_what_a_transfer_uses_or_the_budget() {
